@@ -1,0 +1,76 @@
+// channel_actor: one channel (`stream:{id}` or `user:{address}`).
+//
+// Spawned by the channel registry on first use, linked to it. Holds the
+// channel's subscribers (connection actors, monitored: a dead subscriber is
+// dropped on its down message), its epoch, the offset of its latest
+// publication and a history of the latest publications bounded by count
+// (--history-size) and age (--history-ttl). For each publication it assigns
+// the next offset, encodes the frames once, appends to the history and sends
+// the same message to every subscriber; it never waits for a subscriber.
+// A subscribe is answered with the recovery decision and the missed
+// publications before any live one (same sender, same receiver: CAF keeps
+// the order), which makes the seam between history and live delivery exact.
+// When it has no subscribers and its history has expired it tells the
+// registry, which stops it. Runs on CAF's scheduler.
+#pragma once
+
+#include "actors/messages.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <unordered_set>
+
+namespace herald::actors {
+
+/// Per-channel history bounds.
+struct history_options {
+  std::size_t size = 256;                       ///< publications kept (>= 1)
+  caf::timespan ttl = std::chrono::seconds(300); ///< age after which they expire
+};
+
+/// The recovery decision for one subscribe.
+struct recovery {
+  bool recovered = false;
+  std::string reason; ///< "epoch_changed", "offset_in_future", "history_expired" or empty
+  std::vector<publication_ptr> replay;
+};
+
+struct channel_state {
+  std::string name;
+  std::string epoch;
+  std::uint64_t offset = 0; ///< offset of the latest publication; 0 before the first
+  std::deque<publication_ptr> history;
+  std::unordered_set<caf::actor> subscribers;
+  history_options limits;
+  caf::actor registry;
+  std::uint64_t ops_received = 0; ///< messages forwarded by the registry so far
+  bool prune_scheduled = false;
+
+  /// Drops history entries older than the TTL at `now`.
+  void prune(caf::actor_clock::time_point now);
+
+  /// Appends `p` (whose offset is offset + 1), trimming to the size bound.
+  void append(publication_ptr p);
+
+  /// What a subscriber at `since` receives: see docs/protocol.md "Recovery".
+  /// Call prune() first so that expired entries are not replayed.
+  recovery decide(const std::optional<net::stream_position>& since) const;
+
+  /// No subscribers and nothing left to recover.
+  bool idle() const noexcept { return subscribers.empty() && history.empty(); }
+
+};
+
+using channel_pointer = caf::stateful_actor<channel_state>*;
+
+/// Behavior of a channel actor.
+/// @param epoch identifier of this history generation ([a-z0-9], 1-32 chars).
+caf::behavior channel_actor(channel_pointer self, std::string name, std::string epoch,
+                            history_options limits, caf::actor registry);
+
+} // namespace herald::actors

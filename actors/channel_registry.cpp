@@ -1,0 +1,79 @@
+#include "actors/channel_registry.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/exit_reason.hpp>
+#include <caf/spawn_options.hpp>
+
+#include <random>
+
+namespace herald::actors {
+
+std::string random_epoch() {
+  static constexpr char alphabet[] = "abcdefghijklmnopqrstuvwxyz0123456789";
+  thread_local std::mt19937_64 rng{std::random_device{}()};
+  std::string out(12, 'a');
+  for (auto& c : out)
+    c = alphabet[rng() % 36];
+  return out;
+}
+
+namespace {
+
+registry_state::entry& channel_for(registry_pointer self, const std::string& name) {
+  auto& st = self->state;
+  auto it = st.channels.find(name);
+  if (it == st.channels.end()) {
+    auto ch = self->spawn<caf::linked>(channel_actor, name, st.make_epoch(), st.history,
+                                       caf::actor_cast<caf::actor>(self));
+    it = st.channels.emplace(name, registry_state::entry{std::move(ch), 0}).first;
+  }
+  ++it->second.forwarded;
+  return it->second;
+}
+
+} // namespace
+
+caf::behavior channel_registry(registry_pointer self, history_options history,
+                               std::function<std::string()> make_epoch) {
+  self->state.history = history;
+  self->state.make_epoch = make_epoch ? std::move(make_epoch) : random_epoch;
+  // A channel that fails is forgotten (the next use spawns a fresh one with a
+  // new epoch, so clients see an explicit gap); any other exit message is a
+  // shutdown request for the registry itself.
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    auto& chans = self->state.channels;
+    for (auto it = chans.begin(); it != chans.end(); ++it) {
+      if (it->second.channel.address() == em.source) {
+        chans.erase(it);
+        return;
+      }
+    }
+    self->quit(em.reason);
+  });
+  return {
+    [self](subscribe_atom, const subscribe_request& req) {
+      auto& e = channel_for(self, req.channel);
+      self->send(e.channel, subscribe_atom_v, req);
+    },
+    [self](publish_atom, const publish_ticket_ptr& ticket) {
+      const auto& names = ticket->request.channels;
+      for (std::size_t i = 0; i < names.size(); ++i) {
+        auto& e = channel_for(self, names[i]);
+        self->send(e.channel, publish_atom_v, ticket, i);
+      }
+    },
+    [self](idle_atom, const std::string& name, std::uint64_t ops_received) {
+      auto& chans = self->state.channels;
+      auto it = chans.find(name);
+      if (it == chans.end() || it->second.forwarded != ops_received)
+        return; // something is still on its way to the channel
+      if (it->second.channel.address() != caf::actor_cast<caf::actor_addr>(self->current_sender()))
+        return; // an older actor of the same name
+      self->send(it->second.channel, stop_atom_v);
+      self->unlink_from(it->second.channel);
+      chans.erase(it);
+    },
+  };
+}
+
+} // namespace herald::actors

@@ -1,0 +1,46 @@
+// channel_registry: finds channel actors by name.
+//
+// One per actor system, spawned by app/server. Spawns a channel actor
+// (linked) on the first subscribe or publish naming it, forwards every
+// subscribe and publish to it, and stops it when the channel reports itself
+// idle (no subscribers, history expired) and no forwarded message is still
+// on its way to it. Counting forwarded messages is what makes that safe: a
+// channel that is told to stop has seen everything the registry sent it.
+// Runs on CAF's scheduler; ends on an exit message, which takes the linked
+// channels with it.
+#pragma once
+
+#include "actors/channel_actor.hpp"
+#include "actors/messages.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <functional>
+#include <string>
+#include <unordered_map>
+
+namespace herald::actors {
+
+struct registry_state {
+  struct entry {
+    caf::actor channel;
+    std::uint64_t forwarded = 0;
+  };
+  std::unordered_map<std::string, entry> channels;
+  history_options history;
+  std::function<std::string()> make_epoch;
+};
+
+using registry_pointer = caf::stateful_actor<registry_state>*;
+
+/// Makes a random epoch: 12 characters of [a-z0-9].
+std::string random_epoch();
+
+/// Behavior of the channel registry.
+/// @param make_epoch gives each new channel actor its epoch (tests pass a
+///        deterministic one; the server passes random_epoch).
+caf::behavior channel_registry(registry_pointer self, history_options history,
+                               std::function<std::string()> make_epoch);
+
+} // namespace herald::actors

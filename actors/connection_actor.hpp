@@ -1,0 +1,76 @@
+// connection_actor: one client connection (SSE or WebSocket).
+//
+// Spawned by the service (app/) when a session is ready; talks to its session
+// only through net::frame_sink, and hears from it through the session bridge
+// (text, watermark, closed). Holds the connection's subscriptions and, per
+// channel, the stream position of the last publication delivered, which is
+// what the SSE cursor encodes and what drops duplicates at the seam between
+// recovery and live delivery. Parses WebSocket commands and answers them.
+// Slow-client policy: when the session reports its queue above the
+// high-water mark, the client is closed (WebSocket 1013 with a reason; SSE a
+// final herald.gap notice, then close); it can reconnect with its cursor and
+// recover from history. Ends when the session reports closed; when it ends
+// for any other reason it closes the session. Runs on CAF's scheduler.
+#pragma once
+
+#include "actors/messages.hpp"
+#include "net/frame_sink.hpp"
+#include "net/sse/cursor.hpp"
+
+#include <caf/event_based_actor.hpp>
+#include <caf/stateful_actor.hpp>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+namespace herald::actors {
+
+enum class transport : std::uint8_t { sse, ws };
+
+struct connection_options {
+  transport kind = transport::ws;
+  std::size_t max_channels = 64; ///< --max-channels-per-client
+};
+
+/// One (connection, channel) pair.
+struct subscription {
+  caf::actor channel;             ///< null while the subscribe is pending
+  net::stream_position position;  ///< last publication delivered
+  bool active = false;            ///< the channel answered
+  nlohmann::json request_id;      ///< WS: id of the pending subscribe
+  std::optional<net::stream_position> since;
+  std::uint32_t hash = 0;         ///< sse::channel_hash(name)
+};
+
+struct connection_state {
+  std::shared_ptr<net::frame_sink> sink;
+  caf::actor registry;
+  connection_options options;
+  std::unordered_map<std::string, subscription> subs;
+  std::vector<std::string> order; ///< SSE: channels in request order (cursor order)
+  std::size_t pending_initial = 0; ///< SSE: initial subscribes not yet answered
+  std::vector<publication_ptr> held; ///< SSE: live publications held until all answered
+  std::vector<subscribe_result> answered; ///< SSE: answers held until all arrived
+  bool closing = false;
+
+  /// SSE: the cursor of the connection's current positions.
+  std::string sse_cursor() const;
+  /// Delivers one live or replayed publication if it is new for its
+  /// subscription; reports a gap when offsets jump. Returns false if dropped.
+  bool deliver(const publication& p, const publication_ptr& ptr);
+};
+
+using connection_pointer = caf::stateful_actor<connection_state>*;
+
+/// Behavior of a connection actor.
+/// @param initial SSE: the channels to subscribe to at once, with the
+///        positions from the client's cursor; empty for WebSocket.
+caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::frame_sink> sink,
+                               caf::actor registry, connection_options options,
+                               std::vector<std::string> initial,
+                               std::vector<net::sse::cursor_entry> cursor);
+
+} // namespace herald::actors

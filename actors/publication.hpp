@@ -1,0 +1,33 @@
+// publication: one event published to one channel, with its offset, and its
+// frames for every transport. Built once by the channel actor and shared (as
+// publication_ptr) by the history and every subscriber; never mutated.
+#pragma once
+
+#include "net/frame.hpp"
+
+#include <caf/actor_clock.hpp>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+
+namespace herald::actors {
+
+struct publication {
+  std::string channel;
+  std::uint64_t offset = 0;       ///< 1 for the first publication of an epoch
+  std::string event;              ///< validated event name
+  std::string data;               ///< compact JSON text
+  net::frame sse;                 ///< SSE event block, without the id line
+  net::frame ws;                  ///< WebSocket "publication" message
+  caf::actor_clock::time_point at; ///< when the channel took it (history TTL)
+};
+
+using publication_ptr = std::shared_ptr<const publication>;
+
+/// Builds a publication and encodes its frames (SSE and WebSocket) once.
+/// @param data compact JSON text (already validated).
+publication_ptr make_publication(std::string channel, std::uint64_t offset, std::string event,
+                                 std::string data, caf::actor_clock::time_point at);
+
+} // namespace herald::actors

@@ -1,0 +1,29 @@
+// session_bridge: implements net::session_events by sending each event to a
+// connection actor. Owned by the session; called on the session's strand.
+// After on_closed it drops its actor handle, which breaks the
+// session -> bridge -> actor -> session ownership cycle.
+#pragma once
+
+#include "net/session_events.hpp"
+
+#include <caf/actor.hpp>
+
+#include <functional>
+
+namespace herald::actors {
+
+class session_bridge : public net::session_events {
+public:
+  /// @param on_closed called once after the actor was told (for bookkeeping).
+  session_bridge(caf::actor connection, std::function<void(net::close_reason)> on_closed);
+
+  void on_text(std::string message) override;
+  void on_watermark(bool above, std::size_t queued_bytes) override;
+  void on_closed(net::close_reason reason) override;
+
+private:
+  caf::actor connection_;
+  std::function<void(net::close_reason)> on_closed_;
+};
+
+} // namespace herald::actors

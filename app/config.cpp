@@ -1,0 +1,114 @@
+#include "app/config.hpp"
+
+#include <caf/atom.hpp>
+#include <caf/config_option_set.hpp>
+#include <caf/config_option_adder.hpp>
+
+#include <sstream>
+#include <thread>
+
+namespace herald::app {
+
+config::config() {
+  opt_group{custom_options_, "global"}
+    .add(host, "host", "address to listen on (default 0.0.0.0)")
+    .add(port, "port", "TCP port; 0 picks a free one (default 8080, env PORT)")
+    .add(io_threads, "io-threads", "threads running the network event loop (default 1)")
+    .add(sse_heartbeat, "sse-heartbeat", "seconds of silence before an SSE comment heartbeat (15)")
+    .add(ws_ping_interval, "ws-ping-interval", "seconds between server WebSocket pings (25)")
+    .add(ws_pong_timeout, "ws-pong-timeout", "seconds to wait for a pong before closing (10)")
+    .add(write_timeout, "write-timeout", "seconds a stalled write may last before closing (30)")
+    .add(request_timeout, "request-timeout", "seconds to receive a whole HTTP request (10)")
+    .add(history_size, "history-size", "publications kept per channel for recovery (256)")
+    .add(history_ttl, "history-ttl", "seconds a publication stays recoverable (300)")
+    .add(client_max_buffer, "client-max-buffer",
+         "bytes queued for one client before it is closed as slow (1048576)")
+    .add(max_publish_bytes, "max-publish-bytes", "largest publish body in bytes, 413 above (65536)")
+    .add(max_ws_message_bytes, "max-ws-message-bytes",
+         "largest client WebSocket message in bytes, close 1009 above (65536)")
+    .add(max_header_bytes, "max-header-bytes", "largest HTTP request head in bytes, 431 above (8192)")
+    .add(max_channels_per_client, "max-channels-per-client", "channels one connection may hold (64)")
+    .add(max_channels_per_publish, "max-channels-per-publish", "channels one publish may name (64)")
+    .add(log_level, "log-level", "trace, debug, info, warn, error or off (info)");
+  // Measured on 2 cores (shared/notes/caf-0.17.md section 5): a sharing
+  // scheduler with one worker per core beat work stealing for cheap fan-out.
+  auto cores = std::max(1u, std::thread::hardware_concurrency());
+  set("scheduler.policy", caf::atom("sharing"));
+  set("scheduler.max-threads", static_cast<size_t>(cores));
+}
+
+net::session_options config::session_options() const {
+  net::session_options o;
+  o.client_max_buffer_bytes = client_max_buffer;
+  o.write_timeout = std::chrono::seconds(write_timeout);
+  o.sse_heartbeat = std::chrono::seconds(sse_heartbeat);
+  o.ws_ping_interval = std::chrono::seconds(ws_ping_interval);
+  o.ws_pong_timeout = std::chrono::seconds(ws_pong_timeout);
+  o.max_ws_message_bytes = max_ws_message_bytes;
+  o.max_header_bytes = max_header_bytes;
+  o.max_publish_bytes = max_publish_bytes;
+  o.request_timeout = std::chrono::seconds(request_timeout);
+  o.max_channels_per_client = max_channels_per_client;
+  o.max_channels_per_publish = max_channels_per_publish;
+  return o;
+}
+
+actors::history_options config::history_options() const {
+  return {history_size, std::chrono::seconds(history_ttl)};
+}
+
+std::string config::validate() const {
+  auto positive = [](std::size_t v, const char* name) -> std::string {
+    return v == 0 ? std::string{"--"} + name + " must be greater than 0" : std::string{};
+  };
+  for (auto msg : {positive(io_threads, "io-threads"), positive(sse_heartbeat, "sse-heartbeat"),
+                   positive(ws_ping_interval, "ws-ping-interval"),
+                   positive(ws_pong_timeout, "ws-pong-timeout"),
+                   positive(write_timeout, "write-timeout"),
+                   positive(request_timeout, "request-timeout"),
+                   positive(history_size, "history-size"), positive(history_ttl, "history-ttl"),
+                   positive(client_max_buffer, "client-max-buffer"),
+                   positive(max_publish_bytes, "max-publish-bytes"),
+                   positive(max_ws_message_bytes, "max-ws-message-bytes"),
+                   positive(max_header_bytes, "max-header-bytes"),
+                   positive(max_channels_per_client, "max-channels-per-client"),
+                   positive(max_channels_per_publish, "max-channels-per-publish")})
+    if (!msg.empty())
+      return msg;
+  if (io_threads > 64)
+    return "--io-threads must be at most 64";
+  static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
+  if (std::none_of(std::begin(levels), std::end(levels),
+                   [&](const char* l) { return log_level == l; }))
+    return "--log-level must be one of trace, debug, info, warn, error, off";
+  return {};
+}
+
+std::string config::help() const {
+  std::ostringstream out;
+  out << "herald: real-time push server (SSE and WebSocket)\n\n"
+         "Usage: herald [--option=value ...]\n"
+         "Options also come from an INI file (caf-application.ini in the working directory,\n"
+         "or --config-file=PATH; ours under [global], CAF's under [scheduler]) and PORT from\n"
+         "the environment. Precedence: command line > config file > environment > default.\n\n";
+  for (const auto& opt : custom_options_) {
+    auto cat = std::string{opt.category().data(), opt.category().size()};
+    if (cat != "global" && cat != "scheduler" && cat != "work-stealing")
+      continue;
+    std::string name = "--";
+    if (cat != "global")
+      name += cat + ".";
+    name += std::string{opt.long_name().data(), opt.long_name().size()};
+    if (!opt.is_flag())
+      name += "=<" + std::string{opt.type_name().data(), opt.type_name().size()} + ">";
+    out << "  " << name;
+    if (name.size() < 44)
+      out << std::string(44 - name.size(), ' ');
+    else
+      out << "\n" << std::string(46, ' ');
+    out << std::string{opt.description().data(), opt.description().size()} << "\n";
+  }
+  return out.str();
+}
+
+} // namespace herald::app

@@ -1,0 +1,65 @@
+// config: every option of the server, in one struct.
+//
+// Options are read, lowest precedence first, from: the defaults below, the
+// environment (`PORT`), a config file (INI: `caf-application.ini` in the
+// working directory or `--config-file=PATH`; options of this struct go under
+// `[global]`, CAF's under `[scheduler]` etc.), and the command line
+// (`--name=value`). CAF's scheduler settings (`scheduler.policy`,
+// `scheduler.max-threads`, `scheduler.max-throughput`) are tuning knobs set
+// the same way. Durations are whole seconds; sizes are bytes.
+#pragma once
+
+#include "net/session_options.hpp"
+#include "actors/channel_actor.hpp"
+
+#include <caf/actor_system_config.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace herald::app {
+
+struct config : caf::actor_system_config {
+  // -- listening -------------------------------------------------------------
+  std::string host = "0.0.0.0";        ///< address to listen on
+  std::uint16_t port = 8080;           ///< port (0: pick a free one); env PORT
+  std::size_t io_threads = 1;          ///< threads running the network event loop
+
+  // -- heartbeats and timeouts (seconds) -------------------------------------
+  std::size_t sse_heartbeat = 15;      ///< SSE comment after this much silence
+  std::size_t ws_ping_interval = 25;   ///< server ping period
+  std::size_t ws_pong_timeout = 10;    ///< close when the pong is this late
+  std::size_t write_timeout = 30;      ///< close when a write stalls this long
+  std::size_t request_timeout = 10;    ///< time to receive a whole HTTP request
+
+  // -- history ---------------------------------------------------------------
+  std::size_t history_size = 256;      ///< publications kept per channel
+  std::size_t history_ttl = 300;       ///< seconds a publication stays recoverable
+
+  // -- limits (bytes / counts) -----------------------------------------------
+  std::size_t client_max_buffer = 1024 * 1024; ///< outbound high-water mark per connection
+  std::size_t max_publish_bytes = 64 * 1024;   ///< POST /v1/publish body
+  std::size_t max_ws_message_bytes = 64 * 1024; ///< one client WebSocket message
+  std::size_t max_header_bytes = 8 * 1024;     ///< HTTP request line + headers
+  std::size_t max_channels_per_client = 64;    ///< subscriptions per connection
+  std::size_t max_channels_per_publish = 64;   ///< channels per publish request
+
+  // -- logging ---------------------------------------------------------------
+  std::string log_level = "info"; ///< trace, debug, info, warn, error, off
+
+  config();
+
+  /// Session limits derived from the options above.
+  net::session_options session_options() const;
+  /// History bounds derived from the options above.
+  actors::history_options history_options() const;
+
+  /// Checks values after parsing. @returns an empty string, or a message
+  /// naming the bad option.
+  std::string validate() const;
+
+  /// Help text for `--help`: this struct's options and CAF's scheduler ones.
+  std::string help() const;
+};
+
+} // namespace herald::app

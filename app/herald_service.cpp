@@ -1,0 +1,103 @@
+#include "app/herald_service.hpp"
+
+#include "actors/connection_actor.hpp"
+#include "actors/publish_ticket.hpp"
+#include "actors/session_bridge.hpp"
+#include "net/errors.hpp"
+#include "net/http/publish_request.hpp"
+#include "net/sse/sse_session.hpp"
+#include "net/ws/ws_session.hpp"
+
+#include <caf/send.hpp>
+#include <spdlog/spdlog.h>
+
+namespace herald::app {
+
+herald_service::herald_service(caf::actor_system& sys, caf::actor registry, const config& cfg)
+  : sys_(sys), registry_(std::move(registry)), max_channels_(cfg.max_channels_per_client) {
+}
+
+void herald_service::publish(net::http::publish_request req, publish_done done) {
+  auto ticket = std::make_shared<actors::publish_ticket>(
+    std::move(req), [done = std::move(done)](const actors::publish_ticket& t, bool failed) {
+      if (failed)
+        done(500, error_body(errc::internal, "the publication was not stored"));
+      else
+        done(200, net::http::encode_publish_response(t.request.channels, t.offsets));
+    });
+  caf::anon_send(registry_, actors::publish_atom_v, std::move(ticket));
+}
+
+std::shared_ptr<net::session_events> herald_service::bridge_for(std::uint64_t id,
+                                                                caf::actor actor) {
+  return std::make_shared<actors::session_bridge>(
+    std::move(actor), [this, id](net::close_reason reason) {
+      std::lock_guard<std::mutex> guard{mtx_};
+      conns_.erase(id);
+      spdlog::debug("connection {} closed: {}", id, net::to_string(reason));
+    });
+}
+
+void herald_service::track(std::uint64_t id, std::shared_ptr<net::frame_sink> sink,
+                           caf::actor actor, const char* transport, const std::string& peer) {
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    conns_.emplace(id, entry{sink, std::move(actor)});
+  }
+  spdlog::debug("connection {} opened: {} from {}", id, transport, peer);
+}
+
+void herald_service::open_sse(std::shared_ptr<net::sse::sse_session> session,
+                              net::sse_subscription sub) {
+  auto id = next_id_++;
+  actors::connection_options opts{actors::transport::sse, max_channels_};
+  auto actor = sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session),
+                          registry_, opts, std::move(sub.channels), std::move(sub.cursor));
+  track(id, session, actor, "sse", session->peer());
+  session->start(bridge_for(id, std::move(actor)));
+}
+
+void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
+  auto id = next_id_++;
+  actors::connection_options opts{actors::transport::ws, max_channels_};
+  auto actor = sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session),
+                          registry_, opts, std::vector<std::string>{},
+                          std::vector<net::sse::cursor_entry>{});
+  track(id, session, actor, "ws", session->peer());
+  session->start(bridge_for(id, std::move(actor)));
+}
+
+std::string herald_service::health() {
+  return R"({"status":"ok","mode":"in-process","connections":)" + std::to_string(connections())
+         + "}";
+}
+
+void herald_service::close_all() {
+  std::vector<std::shared_ptr<net::frame_sink>> sinks;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    for (auto& [id, e] : conns_)
+      if (auto s = e.sink.lock())
+        sinks.push_back(std::move(s));
+  }
+  for (auto& s : sinks)
+    s->close({net::close_reason::shutdown, 1012, "service restart",
+              net::make_frame(std::string{"retry: 1000\n\n"})});
+}
+
+void herald_service::stop_actors() {
+  std::unordered_map<std::uint64_t, entry> left;
+  {
+    std::lock_guard<std::mutex> guard{mtx_};
+    left.swap(conns_);
+  }
+  for (auto& [id, e] : left)
+    caf::anon_send_exit(e.actor, caf::exit_reason::user_shutdown);
+}
+
+std::size_t herald_service::connections() const {
+  std::lock_guard<std::mutex> guard{mtx_};
+  return conns_.size();
+}
+
+} // namespace herald::app

@@ -1,0 +1,55 @@
+// herald_service: net::service backed by the actor system. Created by
+// server; called on session strands. Publishes by handing a publish ticket
+// to the channel registry; opens connections by spawning a connection actor
+// per session and wiring the session to it through a session bridge. Keeps a
+// table of open connections for /healthz and for shutdown.
+#pragma once
+
+#include "app/config.hpp"
+#include "net/frame_sink.hpp"
+#include "net/service.hpp"
+#include "net/session_events.hpp"
+
+#include <caf/actor.hpp>
+#include <caf/actor_system.hpp>
+
+#include <atomic>
+#include <mutex>
+#include <unordered_map>
+
+namespace herald::app {
+
+class herald_service : public net::service {
+public:
+  herald_service(caf::actor_system& sys, caf::actor registry, const config& cfg);
+
+  void publish(net::http::publish_request req, publish_done done) override;
+  void open_sse(std::shared_ptr<net::sse::sse_session> session, net::sse_subscription sub) override;
+  void open_ws(std::shared_ptr<net::ws::ws_session> session) override;
+  std::string health() override;
+
+  /// Asks every open connection to close (reason shutdown). Thread-safe.
+  void close_all();
+  /// Stops the connection actors that are still running. Thread-safe.
+  void stop_actors();
+  /// Open connections now.
+  std::size_t connections() const;
+
+private:
+  struct entry {
+    std::weak_ptr<net::frame_sink> sink;
+    caf::actor actor;
+  };
+  void track(std::uint64_t id, std::shared_ptr<net::frame_sink> sink, caf::actor actor,
+             const char* transport, const std::string& peer);
+  std::shared_ptr<net::session_events> bridge_for(std::uint64_t id, caf::actor actor);
+
+  caf::actor_system& sys_;
+  caf::actor registry_;
+  std::size_t max_channels_;
+  mutable std::mutex mtx_;
+  std::unordered_map<std::uint64_t, entry> conns_;
+  std::atomic<std::uint64_t> next_id_{1};
+};
+
+} // namespace herald::app

@@ -1,0 +1,78 @@
+#include "app/server.hpp"
+
+#include "actors/channel_registry.hpp"
+#include "app/demo_page.hpp"
+#include "app/herald_service.hpp"
+#include "net/listener.hpp"
+
+#include <caf/actor_system.hpp>
+#include <caf/send.hpp>
+#include <spdlog/spdlog.h>
+
+#include <boost/asio/signal_set.hpp>
+
+#include <thread>
+
+namespace herald::app {
+
+namespace asio = boost::asio;
+
+int run_server(config& cfg) {
+  // The io_context is declared before the actor system, so the actor system
+  // (whose destructor joins the CAF workers) goes first: no actor can post to
+  // a destroyed io_context (shared/notes/caf-0.17.md section 7).
+  asio::io_context ioc{static_cast<int>(cfg.io_threads)};
+  caf::actor_system sys{cfg};
+  auto registry = sys.spawn(actors::channel_registry, cfg.history_options(),
+                            std::function<std::string()>{actors::random_epoch});
+  herald_service service{sys, registry, cfg};
+  net::http::static_pages pages{std::string{demo_page}};
+  auto opts = cfg.session_options();
+
+  std::shared_ptr<net::listener> listener;
+  try {
+    asio::ip::tcp::endpoint ep{asio::ip::make_address(cfg.host), cfg.port};
+    listener = std::make_shared<net::listener>(ioc, ep, opts, service, pages);
+  } catch (const std::exception& e) {
+    spdlog::critical("cannot listen on {}:{}: {}", cfg.host, cfg.port, e.what());
+    caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
+    return 1;
+  }
+  listener->on_accept_error = [](const boost::system::error_code& ec) {
+    spdlog::warn("accept failed: {} (retrying)", ec.message());
+  };
+  listener->run();
+  spdlog::info("mode: in-process (no Redis): publications reach the clients of this instance");
+  spdlog::info("scheduler: policy={} max-threads={}, io-threads={}",
+               caf::to_string(caf::get_or(cfg, "scheduler.policy", caf::atom("sharing"))),
+               sys.scheduler().num_workers(), cfg.io_threads);
+  spdlog::info("listening on {}:{}", cfg.host, listener->port());
+
+  asio::signal_set signals{ioc, SIGINT, SIGTERM};
+  auto work = asio::make_work_guard(ioc);
+  signals.async_wait([&](const boost::system::error_code& ec, int sig) {
+    if (ec)
+      return;
+    spdlog::info("signal {}: shutting down", sig);
+    listener->stop();
+    service.close_all();
+    work.reset();
+    // Sessions get a short grace to send their close frames; then stop.
+    auto timer = std::make_shared<asio::steady_timer>(ioc, std::chrono::seconds(3));
+    timer->async_wait([&ioc, timer](const boost::system::error_code&) { ioc.stop(); });
+  });
+
+  std::vector<std::thread> threads;
+  for (std::size_t i = 1; i < cfg.io_threads; ++i)
+    threads.emplace_back([&ioc] { ioc.run(); });
+  ioc.run();
+  for (auto& t : threads)
+    t.join();
+  service.stop_actors();
+  caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
+  sys.await_all_actors_done();
+  spdlog::info("stopped");
+  return 0;
+}
+
+} // namespace herald::app

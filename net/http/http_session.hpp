@@ -1,0 +1,59 @@
+// http_session: one HTTP/1.1 connection before it becomes a stream. Created
+// by the listener for every accepted socket. Reads requests (head at most
+// --max-header-bytes, body at most --max-publish-bytes, whole request within
+// --request-timeout), answers the plain routes itself (keep-alive), and on
+// GET /v1/sse or a WebSocket upgrade on /v1/ws hands its socket to an
+// sse_session or ws_session and ends. Runs on the socket's strand.
+// Routes and error bodies: docs/protocol.md.
+#pragma once
+
+#include "net/asio.hpp"
+#include "net/errors.hpp"
+#include "net/session_options.hpp"
+
+#include <memory>
+#include <optional>
+#include <string>
+
+namespace herald::net {
+class service;
+}
+
+namespace herald::net::http {
+
+/// Static pages served by GET (path -> HTML), provided by app/.
+struct static_pages {
+  std::string demo_html; ///< GET /demo
+};
+
+class http_session : public std::enable_shared_from_this<http_session> {
+public:
+  http_session(tcp::socket socket, const session_options& opts, service& svc,
+               const static_pages& pages);
+
+  /// Starts reading the first request. Call once, on the strand.
+  void run();
+
+private:
+  using request = bhttp::request<bhttp::string_body>;
+
+  void do_read();
+  void on_read(beast::error_code ec, std::size_t bytes);
+  void handle(request req);
+  void handle_publish(request& req);
+  void handle_sse(request& req);
+  void send_error(errc code, std::string_view message, bool keep_alive, unsigned version);
+  void send(unsigned status, std::string content_type, std::string body, bool keep_alive,
+            unsigned version);
+  void on_sent(bool close, beast::error_code ec);
+
+  beast::tcp_stream stream_;
+  beast::flat_buffer buffer_;
+  std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
+  std::shared_ptr<bhttp::response<bhttp::string_body>> response_;
+  session_options opts_;
+  service& service_;
+  const static_pages& pages_;
+};
+
+} // namespace herald::net::http

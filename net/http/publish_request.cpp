@@ -1,0 +1,83 @@
+#include "net/http/publish_request.hpp"
+
+#include "net/channel_name.hpp"
+#include "net/json_input.hpp"
+
+#include <algorithm>
+
+namespace herald::net::http {
+
+std::error_code parse_publish_request(std::string_view body, std::size_t max_channels,
+                                      publish_request& out, std::string& detail) {
+  using nlohmann::json;
+  json doc;
+  if (!parse_client_json(body, doc) || !doc.is_object()) {
+    detail = "the body must be a JSON object";
+    return errc::invalid_json;
+  }
+  auto ch = doc.find("channel");
+  auto chs = doc.find("channels");
+  if ((ch == doc.end()) == (chs == doc.end())) {
+    detail = "give exactly one of \"channel\" (string) or \"channels\" (array of strings)";
+    return errc::invalid_request;
+  }
+  std::vector<std::string> names;
+  if (ch != doc.end()) {
+    if (!ch->is_string()) {
+      detail = "\"channel\" must be a string";
+      return errc::invalid_request;
+    }
+    names.push_back(ch->get<std::string>());
+  } else {
+    if (!chs->is_array() || chs->empty()) {
+      detail = "\"channels\" must be a non-empty array of strings";
+      return errc::invalid_request;
+    }
+    for (const auto& item : *chs) {
+      if (!item.is_string()) {
+        detail = "\"channels\" must be a non-empty array of strings";
+        return errc::invalid_request;
+      }
+      auto name = item.get<std::string>();
+      if (std::find(names.begin(), names.end(), name) == names.end())
+        names.push_back(std::move(name));
+      if (names.size() > max_channels) {
+        detail = "at most " + std::to_string(max_channels) + " channels per publish";
+        return errc::too_many_channels;
+      }
+    }
+  }
+  for (const auto& name : names) {
+    if (validate_channel(name)) {
+      detail = "invalid channel name";
+      return errc::invalid_channel;
+    }
+  }
+  auto ev = doc.find("event");
+  if (ev == doc.end() || !ev->is_string()) {
+    detail = "\"event\" must be a string";
+    return errc::invalid_request;
+  }
+  auto event = ev->get<std::string>();
+  if (!is_valid_event_name(event))
+    return errc::invalid_event;
+  auto data = doc.find("data");
+  if (data == doc.end()) {
+    detail = "\"data\" is required (any JSON value)";
+    return errc::invalid_request;
+  }
+  out.channels = std::move(names);
+  out.event = std::move(event);
+  out.data = dump_compact(*data);
+  return {};
+}
+
+std::string encode_publish_response(const std::vector<std::string>& channels,
+                                    const std::vector<std::uint64_t>& offsets) {
+  nlohmann::json offs = nlohmann::json::object();
+  for (std::size_t i = 0; i < channels.size() && i < offsets.size(); ++i)
+    offs[channels[i]] = offsets[i];
+  return dump_compact(nlohmann::json{{"offsets", offs}});
+}
+
+} // namespace herald::net::http

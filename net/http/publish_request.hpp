@@ -1,0 +1,37 @@
+// POST /v1/publish: the request body codec (pure; docs/protocol.md "Publish").
+#pragma once
+
+#include "net/errors.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace herald::net::http {
+
+/// A validated publish request.
+struct publish_request {
+  std::vector<std::string> channels; ///< valid, distinct channel names, in request order
+  std::string event;                 ///< valid event name (json_input.hpp)
+  std::string data;                  ///< the `data` value as compact JSON text
+};
+
+/// Parses and validates a publish body:
+/// `{"channel":"stream:42"|"channels":[...],"event":"...","data":<any JSON>}`.
+/// Exactly one of `channel` / `channels` must be present; repeated channels
+/// count once. Never throws.
+/// @param max_channels the most channels one request may name.
+/// @param detail receives a human-readable explanation on error.
+/// @returns `{}` or one of errc::invalid_json, invalid_request,
+///          invalid_channel, invalid_event, too_many_channels.
+std::error_code parse_publish_request(std::string_view body, std::size_t max_channels,
+                                      publish_request& out, std::string& detail);
+
+/// Response body: `{"offsets":{"<channel>":<offset>,...}}`.
+/// @pre channels.size() == offsets.size()
+std::string encode_publish_response(const std::vector<std::string>& channels,
+                                    const std::vector<std::uint64_t>& offsets);
+
+} // namespace herald::net::http

@@ -1,0 +1,28 @@
+// Reading JSON that comes from clients (publish bodies, WebSocket commands).
+#pragma once
+
+#include <nlohmann/json.hpp>
+
+#include <cstddef>
+#include <string_view>
+
+namespace herald::net {
+
+/// Deepest nesting of arrays/objects accepted from a client. Encoding a
+/// deeper value would recurse once per level, so the bound protects the stack.
+inline constexpr std::size_t max_json_depth = 64;
+
+/// Parses `text` as JSON (RFC 8259; strings must be valid UTF-8). Never throws.
+/// @returns false when the text is not JSON, or nests deeper than `max_depth`.
+bool parse_client_json(std::string_view text, nlohmann::json& out,
+                       std::size_t max_depth = max_json_depth);
+
+/// Serialises a value as compact one-line JSON (control characters, CR and LF
+/// escaped). Never throws.
+std::string dump_compact(const nlohmann::json& value);
+
+/// A publication's event name: 1-64 of [A-Za-z0-9_.:-], not starting with
+/// the reserved prefix "herald.".
+bool is_valid_event_name(std::string_view event) noexcept;
+
+} // namespace herald::net

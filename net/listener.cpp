@@ -1,0 +1,59 @@
+#include "net/listener.hpp"
+
+namespace herald::net {
+
+listener::listener(asio::io_context& ioc, tcp::endpoint endpoint, const session_options& opts,
+                   service& svc, const http::static_pages& pages)
+  : ioc_(ioc),
+    acceptor_(asio::make_strand(ioc)),
+    retry_timer_(acceptor_.get_executor()),
+    opts_(opts),
+    service_(svc),
+    pages_(pages) {
+  acceptor_.open(endpoint.protocol());
+  acceptor_.set_option(asio::socket_base::reuse_address(true));
+  acceptor_.bind(endpoint);
+  acceptor_.listen(asio::socket_base::max_listen_connections);
+  port_ = acceptor_.local_endpoint().port();
+}
+
+void listener::run() {
+  asio::dispatch(acceptor_.get_executor(), [self = shared_from_this()] { self->do_accept(); });
+}
+
+void listener::stop() {
+  asio::post(acceptor_.get_executor(), [self = shared_from_this()] {
+    beast::error_code ignored;
+    self->acceptor_.close(ignored);
+    self->retry_timer_.cancel();
+  });
+}
+
+void listener::do_accept() {
+  acceptor_.async_accept(asio::make_strand(ioc_),
+                         [self = shared_from_this()](beast::error_code ec, tcp::socket s) {
+                           self->on_accept(ec, std::move(s));
+                         });
+}
+
+void listener::on_accept(beast::error_code ec, tcp::socket socket) {
+  if (ec == asio::error::operation_aborted || !acceptor_.is_open())
+    return;
+  if (ec) {
+    if (on_accept_error)
+      on_accept_error(ec);
+    // Out of files or memory: pause instead of spinning on the error.
+    retry_timer_.expires_after(std::chrono::milliseconds(100));
+    retry_timer_.async_wait([self = shared_from_this()](beast::error_code wec) {
+      if (!wec)
+        self->do_accept();
+    });
+    return;
+  }
+  beast::error_code ignored;
+  socket.set_option(tcp::no_delay(true), ignored);
+  std::make_shared<http::http_session>(std::move(socket), opts_, service_, pages_)->run();
+  do_accept();
+}
+
+} // namespace herald::net

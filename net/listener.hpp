@@ -1,0 +1,49 @@
+// listener: accepts TCP connections and gives each its own strand and an
+// http_session. Created by app/server; runs on the io_context threads until
+// stop(). Accept errors (for example EMFILE at the file limit) are logged by
+// the caller's callback and retried after a short pause; they never stop it.
+#pragma once
+
+#include "net/asio.hpp"
+#include "net/http/http_session.hpp"
+#include "net/session_options.hpp"
+
+#include <functional>
+#include <memory>
+
+namespace herald::net {
+
+class service;
+
+class listener : public std::enable_shared_from_this<listener> {
+public:
+  /// Binds and listens on `endpoint` (port 0 picks a free port). Throws
+  /// boost::system::system_error when the address cannot be bound (start-up
+  /// only).
+  listener(asio::io_context& ioc, tcp::endpoint endpoint, const session_options& opts,
+           service& svc, const http::static_pages& pages);
+
+  /// Starts accepting. Thread-safe.
+  void run();
+  /// Stops accepting; open connections are not touched. Thread-safe.
+  void stop();
+  /// The bound port.
+  unsigned short port() const noexcept { return port_; }
+
+  /// Called (on an io thread) when accept fails, with the error.
+  std::function<void(const boost::system::error_code&)> on_accept_error;
+
+private:
+  void do_accept();
+  void on_accept(beast::error_code ec, tcp::socket socket);
+
+  asio::io_context& ioc_;
+  tcp::acceptor acceptor_;
+  asio::steady_timer retry_timer_;
+  session_options opts_;
+  service& service_;
+  const http::static_pages& pages_;
+  unsigned short port_ = 0;
+};
+
+} // namespace herald::net

@@ -1,0 +1,64 @@
+// outbound_queue: a connection's bounded queue of frames waiting for the
+// socket, with high/low-water mark accounting. Pure (no Asio): the sessions
+// own one each and run it on their strand; tests drive it directly.
+//
+// Items are (prefix, shared frame) pairs so that a per-connection SSE id line
+// can precede a frame shared by every subscriber without copying the frame.
+#pragma once
+
+#include "net/frame.hpp"
+
+#include <cstddef>
+#include <deque>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace herald::net {
+
+class outbound_queue {
+public:
+  /// Watermark transitions reported by push() and complete_write().
+  enum class watermark { none, crossed_high, back_to_low };
+
+  /// @param high_water_mark bytes; the low-water mark is half of it.
+  explicit outbound_queue(std::size_t high_water_mark) : hwm_(high_water_mark) {}
+
+  /// Appends an item. @returns crossed_high once per episode.
+  watermark push(std::string prefix, frame body);
+
+  /// Selects up to `max_items` queued items (at most `max_bytes`, but always
+  /// at least one) for one write and appends their buffers to `out`.
+  /// @pre no write in flight and !empty(). @returns the number of items.
+  std::size_t begin_write(std::vector<std::string_view>& out, std::size_t max_items,
+                          std::size_t max_bytes);
+
+  /// Removes the items of the write in flight. @returns back_to_low once per episode.
+  watermark complete_write();
+
+  /// Drops every item not in flight (used when closing).
+  void drop_pending();
+
+  bool empty() const noexcept { return items_.empty(); }
+  bool writing() const noexcept { return in_flight_ > 0; }
+  /// Items queued and not in flight.
+  std::size_t pending() const noexcept { return items_.size() - in_flight_; }
+  /// Bytes queued, in flight included.
+  std::size_t bytes() const noexcept { return bytes_; }
+  bool above_high_water_mark() const noexcept { return above_; }
+  std::size_t high_water_mark() const noexcept { return hwm_; }
+
+private:
+  struct item {
+    std::string prefix;
+    frame body;
+    std::size_t size() const noexcept { return prefix.size() + body->size(); }
+  };
+  std::deque<item> items_;
+  std::size_t in_flight_ = 0;
+  std::size_t bytes_ = 0;
+  std::size_t hwm_;
+  bool above_ = false;
+};
+
+} // namespace herald::net

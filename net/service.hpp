@@ -1,0 +1,55 @@
+// service: what the network layer asks of the rest of the server.
+//
+// net/ parses and validates requests; the implementation (app/, backed by
+// actors) publishes and creates connection actors. Methods are called on a
+// session's strand and must return at once.
+#pragma once
+
+#include "net/http/publish_request.hpp"
+#include "net/sse/cursor.hpp"
+
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace herald::net {
+
+namespace sse {
+class sse_session;
+}
+namespace ws {
+class ws_session;
+}
+
+/// A validated SSE subscription request (GET /v1/sse).
+struct sse_subscription {
+  std::vector<std::string> channels;      ///< valid, distinct, request order
+  std::vector<sse::cursor_entry> cursor;  ///< from Last-Event-ID / last_event_id
+  bool has_cursor = false;                ///< a cursor was sent (maybe empty of known channels)
+};
+
+class service {
+public:
+  virtual ~service() = default;
+
+  /// Completion of a publish: HTTP status and JSON body. May be invoked from
+  /// any thread, exactly once.
+  using publish_done = std::function<void(unsigned status, std::string body)>;
+
+  /// Publishes one event to one or more channels (request already validated).
+  virtual void publish(http::publish_request req, publish_done done) = 0;
+
+  /// Takes a new SSE session: creates its connection actor, then calls
+  /// `session->start(events)`.
+  virtual void open_sse(std::shared_ptr<sse::sse_session> session, sse_subscription sub) = 0;
+
+  /// Takes a WebSocket session whose handshake is done: creates its
+  /// connection actor, then calls `session->start(events)`.
+  virtual void open_ws(std::shared_ptr<ws::ws_session> session) = 0;
+
+  /// JSON body of GET /healthz.
+  virtual std::string health() = 0;
+};
+
+} // namespace herald::net

@@ -1,0 +1,72 @@
+// sse_session: one Server-Sent Events client (WHATWG HTML, "Server-sent
+// events"). Created by http_session when GET /v1/sse validated; owns the TCP
+// socket from then on. It writes the response head, then every frame the
+// connection actor delivers, coalescing queued frames into one gathered
+// write; it sends a comment heartbeat after --sse-heartbeat of silence,
+// watches the socket for the client's close, and closes a connection whose
+// writes make no progress for --write-timeout. Everything runs on the
+// socket's strand; deliver() and close() may be called from any thread.
+// It ends when the client goes away, a write fails or times out, or close()
+// is called; it reports that once through session_events::on_closed.
+#pragma once
+
+#include "net/asio.hpp"
+#include "net/frame_sink.hpp"
+#include "net/outbound_queue.hpp"
+#include "net/session_events.hpp"
+#include "net/session_options.hpp"
+
+#include <array>
+#include <chrono>
+#include <memory>
+#include <optional>
+#include <vector>
+
+namespace herald::net::sse {
+
+class sse_session : public frame_sink, public std::enable_shared_from_this<sse_session> {
+public:
+  /// @param socket connected socket whose executor is a strand.
+  sse_session(tcp::socket socket, const session_options& opts);
+
+  /// Starts the stream: response head, heartbeat, close detection. Call once,
+  /// on the strand, after the connection actor exists.
+  void start(std::shared_ptr<session_events> events);
+
+  // -- frame_sink (any thread) --------------------------------------------
+
+  void deliver(std::string prefix, frame body) override;
+  void close(close_request req) override;
+
+  /// Remote endpoint as text, for logs.
+  const std::string& peer() const noexcept { return peer_; }
+
+private:
+  void on_deliver(std::string prefix, frame body);
+  void on_close(close_request req);
+  void do_write();
+  void on_write(beast::error_code ec, std::size_t bytes);
+  void do_read();
+  void arm_heartbeat();
+  void arm_write_timer();
+  void finish(close_reason reason);
+
+  tcp::socket socket_;
+  session_options opts_;
+  outbound_queue queue_;
+  std::vector<std::string_view> views_;
+  std::vector<asio::const_buffer> buffers_;
+  std::shared_ptr<session_events> events_;
+  asio::steady_timer heartbeat_timer_;
+  asio::steady_timer write_timer_;
+  std::chrono::steady_clock::time_point write_started_;
+  std::array<char, 512> read_buf_{};
+  std::string peer_;
+  bool wrote_since_heartbeat_ = true;
+  bool write_timer_armed_ = false;
+  bool closing_ = false;
+  bool closed_ = false;
+  close_reason closing_reason_ = close_reason::client;
+};
+
+} // namespace herald::net::sse

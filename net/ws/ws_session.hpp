@@ -1,0 +1,80 @@
+// ws_session: one WebSocket client (RFC 6455) speaking the JSON protocol of
+// docs/protocol.md. Created by http_session on an upgrade request to /v1/ws;
+// owns the websocket::stream from then on. Beast enforces the framing rules
+// and answers violations with their close codes (1002 protocol error, 1007
+// invalid UTF-8, 1009 message too big: section 7.4.1); this class adds
+// binary-message refusal (1003), the ping/pong heartbeat, the write timeout
+// and the bounded outbound queue. Runs on the socket's strand; deliver() and
+// close() may be called from any thread. It reports on_closed exactly once.
+#pragma once
+
+#include "net/asio.hpp"
+#include "net/frame_sink.hpp"
+#include "net/outbound_queue.hpp"
+#include "net/session_events.hpp"
+#include "net/session_options.hpp"
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+namespace herald::net {
+class service;
+}
+
+namespace herald::net::ws {
+
+class ws_session : public frame_sink, public std::enable_shared_from_this<ws_session> {
+public:
+  /// @param stream a connected stream whose executor is a strand.
+  ws_session(beast::tcp_stream stream, const session_options& opts, service& svc);
+
+  /// Performs the upgrade handshake for `req`, then hands the session to
+  /// service::open_ws. Call once, on the strand.
+  void run(bhttp::request<bhttp::string_body> req);
+
+  /// Starts reading client messages and pinging. Call once, on the strand,
+  /// after the connection actor exists.
+  void start(std::shared_ptr<session_events> events);
+
+  // -- frame_sink (any thread); the prefix is ignored for WebSocket --------
+
+  void deliver(std::string prefix, frame body) override;
+  void close(close_request req) override;
+
+  const std::string& peer() const noexcept { return peer_; }
+
+private:
+  void on_accept(beast::error_code ec);
+  void do_read();
+  void on_read(beast::error_code ec, std::size_t bytes);
+  void on_deliver(frame body);
+  void on_close(close_request req);
+  void do_write();
+  void on_write(beast::error_code ec, std::size_t bytes);
+  void do_close();
+  void arm_heartbeat();
+  void arm_write_timer();
+  void finish(close_reason reason);
+
+  websocket::stream<beast::tcp_stream> ws_;
+  session_options opts_;
+  service& service_;
+  outbound_queue queue_;
+  std::vector<std::string_view> views_;
+  std::shared_ptr<session_events> events_;
+  beast::flat_buffer read_buf_;
+  asio::steady_timer heartbeat_timer_;
+  asio::steady_timer write_timer_;
+  std::chrono::steady_clock::time_point write_started_;
+  std::string peer_;
+  websocket::close_reason close_frame_;
+  close_reason closing_reason_ = close_reason::client;
+  bool awaiting_pong_ = false;
+  bool write_timer_armed_ = false;
+  bool closing_ = false;
+  bool close_sent_ = false;
+  bool closed_ = false;
+};
+
+} // namespace herald::net::ws
