@@ -1,0 +1,245 @@
+#define CAF_SUITE actors.channel_actor
+#include "actors/channel_actor.hpp"
+
+#include <caf/test/dsl.hpp>
+
+using namespace herald;
+using namespace herald::actors;
+using namespace std::chrono_literals;
+
+namespace {
+
+// Records what a subscriber receives.
+struct sub_state {
+  std::vector<subscribe_result> answers;
+  std::vector<publication_ptr> pubs;
+};
+
+caf::behavior subscriber(caf::stateful_actor<sub_state>* self) {
+  return {
+    [self](subscribed_atom, const subscribe_result& r) { self->state.answers.push_back(r); },
+    [self](const publication_ptr& p) { self->state.pubs.push_back(p); },
+  };
+}
+
+// Stands in for the registry: records idle reports.
+struct reg_state {
+  std::vector<std::pair<std::string, std::uint64_t>> idle;
+};
+
+caf::behavior fake_registry(caf::stateful_actor<reg_state>* self) {
+  return {
+    [self](idle_atom, const std::string& name, std::uint64_t ops) {
+      self->state.idle.emplace_back(name, ops);
+    },
+  };
+}
+
+publish_ticket_ptr ticket(std::string channel, std::string event, std::vector<std::uint64_t>* out) {
+  net::http::publish_request req{{std::move(channel)}, std::move(event), R"({"n":1})"};
+  return std::make_shared<publish_ticket>(std::move(req),
+                                          [out](const publish_ticket& t, bool failed) {
+                                            if (out && !failed)
+                                              out->push_back(t.offsets[0]);
+                                          });
+}
+
+struct fixture : test_coordinator_fixture<> {
+  caf::actor reg = sys.spawn(fake_registry);
+  caf::actor ch;
+  std::vector<std::uint64_t> offsets;
+
+  fixture() {
+    ch = sys.spawn(channel_actor, std::string{"stream:42"}, std::string{"ep1"},
+                   history_options{4, 10s}, reg);
+    run();
+  }
+
+  // Subscribers and the channel reference each other (as connection actors
+  // and channels do in the server, where a closed session ends the cycle):
+  // end them explicitly so the actor system can shut down.
+  std::vector<caf::actor> spawned;
+  ~fixture() {
+    for (auto& a : spawned)
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(ch, caf::exit_reason::user_shutdown);
+    run();
+  }
+
+  channel_state& state() { return deref<caf::stateful_actor<channel_state>>(ch).state; }
+  sub_state& sub(const caf::actor& a) { return deref<caf::stateful_actor<sub_state>>(a).state; }
+
+  void publish(int n) {
+    for (int i = 0; i < n; ++i)
+      self->send(ch, publish_atom_v, ticket("stream:42", "withdrawn", &offsets), std::size_t{0});
+    sched.run();
+  }
+
+  caf::actor subscribe(std::optional<net::stream_position> since = std::nullopt) {
+    auto s = sys.spawn(subscriber);
+    spawned.push_back(s);
+    self->send(ch, subscribe_atom_v, subscribe_request{"stream:42", s, since});
+    sched.run();
+    return s;
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(channel_actor_tests, fixture)
+
+CAF_TEST(offsets start at one and increase by one per publication) {
+  publish(3);
+  CAF_REQUIRE_EQUAL(offsets.size(), 3u);
+  CAF_CHECK_EQUAL(offsets[0], 1u);
+  CAF_CHECK_EQUAL(offsets[1], 2u);
+  CAF_CHECK_EQUAL(offsets[2], 3u);
+  CAF_CHECK_EQUAL(state().offset, 3u);
+}
+
+CAF_TEST(history is bounded by size) {
+  publish(6);
+  CAF_REQUIRE_EQUAL(state().history.size(), 4u);
+  CAF_CHECK_EQUAL(state().history.front()->offset, 3u);
+  CAF_CHECK_EQUAL(state().history.back()->offset, 6u);
+}
+
+CAF_TEST(history expires after the ttl) {
+  publish(2);
+  CAF_CHECK_EQUAL(state().history.size(), 2u);
+  advance_time(9s);
+  sched.run();
+  CAF_CHECK_EQUAL(state().history.size(), 2u);
+  advance_time(1s);
+  sched.run();
+  CAF_CHECK_EQUAL(state().history.size(), 0u);
+}
+
+CAF_TEST(publications fan out to every subscriber with shared frames) {
+  auto a = subscribe();
+  auto b = subscribe();
+  publish(2);
+  CAF_REQUIRE_EQUAL(sub(a).pubs.size(), 2u);
+  CAF_REQUIRE_EQUAL(sub(b).pubs.size(), 2u);
+  // The same publication object (and frames) reach both subscribers.
+  CAF_CHECK(sub(a).pubs[0].get() == sub(b).pubs[0].get());
+  CAF_CHECK_EQUAL(sub(a).pubs[1]->offset, 2u);
+  CAF_CHECK_EQUAL(*sub(a).pubs[0]->sse, std::string{"event: withdrawn\ndata: {\"n\":1}\n\n"});
+  CAF_CHECK_EQUAL(*sub(a).pubs[0]->ws,
+                  std::string{R"({"op":"publication","channel":"stream:42","offset":1,"event":"withdrawn","data":{"n":1}})"});
+}
+
+CAF_TEST(subscribe without since starts live at the head) {
+  publish(2);
+  auto a = subscribe();
+  CAF_REQUIRE_EQUAL(sub(a).answers.size(), 1u);
+  const auto& r = sub(a).answers[0];
+  CAF_CHECK_EQUAL(r.position.epoch, "ep1");
+  CAF_CHECK_EQUAL(r.position.offset, 2u);
+  CAF_CHECK(!r.recovered);
+  CAF_CHECK(r.reason.empty());
+  CAF_CHECK(r.replay.empty());
+}
+
+CAF_TEST(recovery replays exactly the missed publications) {
+  publish(4);
+  auto a = subscribe(net::stream_position{"ep1", 1});
+  const auto& r = sub(a).answers.at(0);
+  CAF_CHECK(r.recovered);
+  CAF_REQUIRE_EQUAL(r.replay.size(), 3u);
+  CAF_CHECK_EQUAL(r.replay[0]->offset, 2u);
+  CAF_CHECK_EQUAL(r.replay[2]->offset, 4u);
+}
+
+CAF_TEST(recovery at the head replays nothing and succeeds) {
+  publish(3);
+  auto a = subscribe(net::stream_position{"ep1", 3});
+  CAF_CHECK(sub(a).answers.at(0).recovered);
+  CAF_CHECK(sub(a).answers.at(0).replay.empty());
+}
+
+CAF_TEST(recovery refuses another epoch) {
+  publish(3);
+  auto a = subscribe(net::stream_position{"other", 1});
+  CAF_CHECK(!sub(a).answers.at(0).recovered);
+  CAF_CHECK_EQUAL(sub(a).answers.at(0).reason, "epoch_changed");
+  CAF_CHECK(sub(a).answers.at(0).replay.empty());
+}
+
+CAF_TEST(recovery refuses an offset in the future) {
+  publish(3);
+  auto a = subscribe(net::stream_position{"ep1", 4});
+  CAF_CHECK(!sub(a).answers.at(0).recovered);
+  CAF_CHECK_EQUAL(sub(a).answers.at(0).reason, "offset_in_future");
+}
+
+CAF_TEST(recovery refuses when the missed publications left the history by count) {
+  publish(8); // history keeps 5..8
+  auto a = subscribe(net::stream_position{"ep1", 3});
+  CAF_CHECK(!sub(a).answers.at(0).recovered);
+  CAF_CHECK_EQUAL(sub(a).answers.at(0).reason, "history_expired");
+  auto b = subscribe(net::stream_position{"ep1", 4}); // needs 5..8: all there
+  CAF_CHECK(sub(b).answers.at(0).recovered);
+  CAF_CHECK_EQUAL(sub(b).answers.at(0).replay.size(), 4u);
+}
+
+CAF_TEST(recovery refuses when the missed publications left the history by age) {
+  publish(2);
+  advance_time(11s);
+  auto a = subscribe(net::stream_position{"ep1", 0});
+  CAF_CHECK(!sub(a).answers.at(0).recovered);
+  CAF_CHECK_EQUAL(sub(a).answers.at(0).reason, "history_expired");
+}
+
+CAF_TEST(the answer comes before any live publication) {
+  publish(1);
+  auto s = sys.spawn(subscriber);
+  spawned.push_back(s);
+  // Subscribe and publish back to back: the channel handles them in order,
+  // so the subscriber sees the answer, then offset 2.
+  self->send(ch, subscribe_atom_v, subscribe_request{"stream:42", s, net::stream_position{"ep1", 0}});
+  self->send(ch, publish_atom_v, ticket("stream:42", "withdrawn", &offsets), std::size_t{0});
+  sched.run();
+  CAF_REQUIRE_EQUAL(sub(s).answers.size(), 1u);
+  CAF_CHECK_EQUAL(sub(s).answers[0].replay.size(), 1u);
+  CAF_REQUIRE_EQUAL(sub(s).pubs.size(), 1u);
+  CAF_CHECK_EQUAL(sub(s).pubs[0]->offset, 2u);
+}
+
+CAF_TEST(unsubscribe stops delivery) {
+  auto a = subscribe();
+  publish(1);
+  self->send(ch, unsub_atom_v, a);
+  sched.run();
+  publish(1);
+  CAF_CHECK_EQUAL(sub(a).pubs.size(), 1u);
+  CAF_CHECK_EQUAL(state().subscribers.size(), 0u);
+}
+
+CAF_TEST(a dead subscriber is dropped) {
+  auto a = subscribe();
+  auto b = subscribe();
+  CAF_CHECK_EQUAL(state().subscribers.size(), 2u);
+  caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+  sched.run();
+  CAF_CHECK_EQUAL(state().subscribers.size(), 1u);
+  publish(1);
+  CAF_CHECK_EQUAL(sub(b).pubs.size(), 1u);
+}
+
+CAF_TEST(an idle channel reports to the registry once history expired) {
+  auto a = subscribe();
+  publish(1);
+  self->send(ch, unsub_atom_v, a);
+  sched.run();
+  // History still holds offset 1: not idle yet.
+  CAF_CHECK(deref<caf::stateful_actor<reg_state>>(reg).state.idle.empty());
+  advance_time(10s);
+  sched.run();
+  auto& idle = deref<caf::stateful_actor<reg_state>>(reg).state.idle;
+  CAF_REQUIRE_EQUAL(idle.size(), 1u);
+  CAF_CHECK_EQUAL(idle[0].first, "stream:42");
+  CAF_CHECK_EQUAL(idle[0].second, 2u); // one subscribe and one publish received
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

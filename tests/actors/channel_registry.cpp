@@ -1,0 +1,124 @@
+#define CAF_SUITE actors.channel_registry
+#include "actors/channel_registry.hpp"
+
+#include <caf/test/dsl.hpp>
+
+using namespace herald;
+using namespace herald::actors;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct sub_state {
+  std::vector<subscribe_result> answers;
+  std::vector<publication_ptr> pubs;
+};
+
+caf::behavior subscriber(caf::stateful_actor<sub_state>* self) {
+  return {
+    [self](subscribed_atom, const subscribe_result& r) { self->state.answers.push_back(r); },
+    [self](const publication_ptr& p) { self->state.pubs.push_back(p); },
+  };
+}
+
+struct fixture : test_coordinator_fixture<> {
+  int epochs = 0;
+  caf::actor reg;
+  std::vector<std::vector<std::uint64_t>> replies;
+
+  fixture() {
+    reg = sys.spawn(channel_registry, history_options{8, 5s},
+                    std::function<std::string()>{[this] { return "e" + std::to_string(++epochs); }});
+    run();
+  }
+
+  std::vector<caf::actor> spawned;
+  ~fixture() {
+    for (auto& a : spawned)
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
+    run();
+  }
+
+  registry_state& state() { return deref<caf::stateful_actor<registry_state>>(reg).state; }
+  sub_state& sub(const caf::actor& a) { return deref<caf::stateful_actor<sub_state>>(a).state; }
+
+  void publish(std::vector<std::string> channels) {
+    net::http::publish_request req{std::move(channels), "paused", "{}"};
+    auto t = std::make_shared<publish_ticket>(std::move(req),
+                                              [this](const publish_ticket& t, bool failed) {
+                                                if (!failed)
+                                                  replies.push_back(t.offsets);
+                                              });
+    self->send(reg, publish_atom_v, std::move(t));
+    sched.run();
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(channel_registry_tests, fixture)
+
+CAF_TEST(a publish to several channels gets one offset per channel) {
+  publish({"stream:1", "stream:2"});
+  publish({"stream:2"});
+  CAF_REQUIRE_EQUAL(replies.size(), 2u);
+  CAF_CHECK_EQUAL(replies[0], (std::vector<std::uint64_t>{1, 1}));
+  CAF_CHECK_EQUAL(replies[1], (std::vector<std::uint64_t>{2}));
+  CAF_CHECK_EQUAL(state().channels.size(), 2u);
+}
+
+CAF_TEST(subscribe goes to the same channel actor as publish) {
+  publish({"stream:1"});
+  auto s = sys.spawn(subscriber);
+  spawned.push_back(s);
+  self->send(reg, subscribe_atom_v, subscribe_request{"stream:1", s, std::nullopt});
+  sched.run();
+  publish({"stream:1"});
+  CAF_REQUIRE_EQUAL(sub(s).answers.size(), 1u);
+  CAF_CHECK_EQUAL(sub(s).answers[0].position.offset, 1u);
+  CAF_CHECK_EQUAL(sub(s).answers[0].position.epoch, "e1");
+  CAF_REQUIRE_EQUAL(sub(s).pubs.size(), 1u);
+  CAF_CHECK_EQUAL(sub(s).pubs[0]->offset, 2u);
+}
+
+CAF_TEST(an idle channel is stopped and comes back with a new epoch) {
+  publish({"stream:1"});
+  CAF_CHECK_EQUAL(state().channels.size(), 1u);
+  advance_time(5s); // history expires; the channel reports idle
+  sched.run();
+  CAF_CHECK_EQUAL(state().channels.size(), 0u);
+  auto s = sys.spawn(subscriber);
+  spawned.push_back(s);
+  self->send(reg, subscribe_atom_v,
+             subscribe_request{"stream:1", s, net::stream_position{"e1", 1}});
+  sched.run();
+  CAF_REQUIRE_EQUAL(sub(s).answers.size(), 1u);
+  CAF_CHECK_EQUAL(sub(s).answers[0].position.epoch, "e2");
+  CAF_CHECK(!sub(s).answers[0].recovered);
+  CAF_CHECK_EQUAL(sub(s).answers[0].reason, "epoch_changed");
+}
+
+CAF_TEST(an idle report is ignored while forwarded messages are in flight) {
+  publish({"stream:1"});
+  auto& e = state().channels.at("stream:1");
+  auto ch = e.channel;
+  // Pretend a message is still on its way: the channel saw 1, we sent 2.
+  ++e.forwarded;
+  self->send(reg, idle_atom_v, std::string{"stream:1"}, std::uint64_t{1});
+  expect((idle_atom, std::string, std::uint64_t), from(self).to(reg));
+  CAF_CHECK_EQUAL(state().channels.size(), 1u);
+}
+
+CAF_TEST(a failed channel is forgotten and the registry lives on) {
+  publish({"stream:1"});
+  auto ch = state().channels.at("stream:1").channel;
+  caf::anon_send_exit(ch, caf::exit_reason::unhandled_exception);
+  sched.run();
+  CAF_CHECK_EQUAL(state().channels.size(), 0u);
+  publish({"stream:1"});
+  CAF_REQUIRE_EQUAL(replies.size(), 2u);
+  CAF_CHECK_EQUAL(replies[1], (std::vector<std::uint64_t>{1}));
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

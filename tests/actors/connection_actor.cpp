@@ -1,0 +1,242 @@
+#define CAF_SUITE actors.connection_actor
+#include "actors/connection_actor.hpp"
+
+#include "actors/channel_registry.hpp"
+#include "recording_sink.hpp"
+
+#include <caf/test/dsl.hpp>
+#include <nlohmann/json.hpp>
+
+#include <deque>
+
+using namespace herald;
+using namespace herald::actors;
+using namespace std::chrono_literals;
+using nlohmann::json;
+
+namespace {
+
+const std::string user_a = "user:GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ";
+
+struct fixture : test_coordinator_fixture<> {
+  caf::actor reg;
+  std::shared_ptr<test::recording_sink> sink = std::make_shared<test::recording_sink>();
+
+  fixture() {
+    reg = sys.spawn(channel_registry, history_options{16, 60s},
+                    std::function<std::string()>{[] { return std::string{"ep"}; }});
+    run();
+  }
+
+  std::vector<caf::actor> spawned;
+  ~fixture() {
+    for (auto& a : spawned)
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
+    run();
+  }
+
+  caf::actor ws_conn(std::size_t max_channels = 64) {
+    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg,
+                       connection_options{transport::ws, max_channels},
+                       std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
+    spawned.push_back(a);
+    sched.run();
+    return a;
+  }
+
+  caf::actor sse_conn(std::vector<std::string> channels,
+                      std::vector<net::sse::cursor_entry> cursor = {}) {
+    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg,
+                       connection_options{transport::sse, 64}, std::move(channels),
+                       std::move(cursor));
+    spawned.push_back(a);
+    sched.run();
+    return a;
+  }
+
+  void text(const caf::actor& conn, const std::string& msg) {
+    caf::anon_send(conn, text_atom_v, msg);
+    sched.run();
+  }
+
+  void publish(std::vector<std::string> channels, std::string event = "withdrawn") {
+    net::http::publish_request req{std::move(channels), std::move(event), R"({"x":1})"};
+    caf::anon_send(reg, publish_atom_v,
+                   std::make_shared<publish_ticket>(std::move(req), nullptr));
+    sched.run();
+  }
+
+  // Parsed bodies live in the fixture: the check macros keep references.
+  std::deque<json> parsed;
+  json& body(std::size_t i) {
+    parsed.push_back(json::parse(sink->bodies.at(i)));
+    return parsed.back();
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(connection_actor_tests, fixture)
+
+CAF_TEST(ws subscribe is answered and then publications follow) {
+  auto c = ws_conn();
+  text(c, R"({"op":"subscribe","id":1,"channel":"stream:42"})");
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 1u);
+  CAF_CHECK_EQUAL(body(0), json::parse(R"({"op":"subscribed","id":1,"channel":"stream:42","epoch":"ep","offset":0,"recovered":false})"));
+  publish({"stream:42"});
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 2u);
+  CAF_CHECK_EQUAL(body(1)["op"], "publication");
+  CAF_CHECK_EQUAL(body(1)["offset"], 1);
+}
+
+CAF_TEST(ws bad commands get error replies and the connection stays) {
+  auto c = ws_conn(1);
+  text(c, "not json");
+  text(c, R"({"op":"nope","id":7})");
+  text(c, R"({"op":"subscribe","id":8,"channel":"foo:1"})");
+  text(c, R"({"op":"subscribe","id":9,"channel":"stream:1"})");
+  text(c, R"({"op":"subscribe","id":10,"channel":"stream:1"})");
+  text(c, R"({"op":"subscribe","id":11,"channel":"stream:2"})");
+  text(c, R"({"op":"unsubscribe","id":12,"channel":"stream:3"})");
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 7u);
+  CAF_CHECK_EQUAL(body(0)["code"], "invalid_json");
+  CAF_CHECK_EQUAL(body(1)["code"], "unknown_op");
+  CAF_CHECK_EQUAL(body(1)["id"], 7);
+  CAF_CHECK_EQUAL(body(2)["code"], "invalid_channel");
+  CAF_CHECK_EQUAL(body(3)["op"], "subscribed");
+  CAF_CHECK_EQUAL(body(4)["code"], "already_subscribed");
+  CAF_CHECK_EQUAL(body(5)["code"], "too_many_channels");
+  CAF_CHECK_EQUAL(body(6)["code"], "not_subscribed");
+  CAF_CHECK(!sink->closed);
+  publish({"stream:1"});
+  CAF_CHECK_EQUAL(body(7)["op"], "publication");
+}
+
+CAF_TEST(ws unsubscribe stops publications) {
+  auto c = ws_conn();
+  text(c, R"({"op":"subscribe","id":1,"channel":"stream:42"})");
+  text(c, R"({"op":"unsubscribe","id":2,"channel":"stream:42"})");
+  publish({"stream:42"});
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 2u);
+  CAF_CHECK_EQUAL(body(1), json::parse(R"({"op":"unsubscribed","id":2,"channel":"stream:42"})"));
+}
+
+CAF_TEST(ws recovery replays after the answer and drops duplicates) {
+  publish({"stream:42"});
+  publish({"stream:42"});
+  publish({"stream:42"});
+  auto c = ws_conn();
+  text(c, R"({"op":"subscribe","id":1,"channel":"stream:42","since":{"epoch":"ep","offset":1}})");
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 3u);
+  CAF_CHECK_EQUAL(body(0)["recovered"], true);
+  CAF_CHECK_EQUAL(body(0)["offset"], 3);
+  CAF_CHECK_EQUAL(body(1)["offset"], 2);
+  CAF_CHECK_EQUAL(body(2)["offset"], 3);
+  // A publication the connection already has (the seam) is not sent again.
+  auto& st = deref<caf::stateful_actor<connection_state>>(c).state;
+  auto again = make_publication("stream:42", 3, "withdrawn", "{}", {});
+  CAF_CHECK(!st.deliver(*again, again));
+  CAF_CHECK_EQUAL(sink->bodies.size(), 3u);
+}
+
+CAF_TEST(ws recovery from another epoch says so) {
+  publish({"stream:42"});
+  auto c = ws_conn();
+  text(c, R"({"op":"subscribe","id":1,"channel":"stream:42","since":{"epoch":"old","offset":1}})");
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 1u);
+  CAF_CHECK_EQUAL(body(0)["recovered"], false);
+  CAF_CHECK_EQUAL(body(0)["reason"], "epoch_changed");
+}
+
+CAF_TEST(ws ping is answered with pong) {
+  auto c = ws_conn();
+  text(c, R"({"op":"ping","id":"abc"})");
+  CAF_CHECK_EQUAL(body(0), json::parse(R"({"op":"pong","id":"abc"})"));
+}
+
+CAF_TEST(slow client policy closes a ws client with 1013) {
+  auto c = ws_conn();
+  caf::anon_send(c, watermark_atom_v, false, std::size_t{10});
+  sched.run();
+  CAF_CHECK(!sink->closed);
+  caf::anon_send(c, watermark_atom_v, true, std::size_t{2 << 20});
+  sched.run();
+  CAF_REQUIRE(sink->closed.has_value());
+  CAF_CHECK(sink->closed->reason == net::close_reason::slow_client);
+  CAF_CHECK_EQUAL(sink->closed->ws_code, 1013);
+  // Once closing, nothing more is written.
+  text(c, R"({"op":"ping","id":1})");
+  CAF_CHECK_EQUAL(sink->bodies.size(), 0u);
+}
+
+CAF_TEST(slow client policy sends sse clients a final gap notice) {
+  auto c = sse_conn({"stream:1"});
+  caf::anon_send(c, watermark_atom_v, true, std::size_t{2 << 20});
+  sched.run();
+  CAF_REQUIRE(sink->closed.has_value());
+  CAF_CHECK(sink->closed->reason == net::close_reason::slow_client);
+  CAF_REQUIRE(sink->closed->final_frame != nullptr);
+  CAF_CHECK_EQUAL(*sink->closed->final_frame,
+                  std::string{"event: herald.gap\ndata: {\"reason\":\"slow_client\"}\n\n"});
+}
+
+CAF_TEST(the actor quits when its session closes) {
+  auto c = ws_conn();
+  caf::anon_send(c, closed_atom_v, static_cast<std::uint8_t>(net::close_reason::client));
+  sched.run();
+  auto self_ref = caf::actor_cast<caf::actor>(c);
+  self->monitor(self_ref);
+  sched.run();
+  // A monitor on a dead actor fires at once.
+  bool down = false;
+  self->receive([&](caf::down_msg&) { down = true; }, caf::after(0s) >> [] {});
+  CAF_CHECK(down);
+}
+
+CAF_TEST(sse ids carry the position of every channel) {
+  auto c = sse_conn({"stream:1", user_a});
+  publish({"stream:1", user_a});
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 2u);
+  std::vector<net::sse::cursor_entry> cur;
+  auto id = sink->prefixes[1].substr(4, sink->prefixes[1].size() - 5); // "id: " ... "\n"
+  CAF_REQUIRE(net::sse::parse_cursor(id, 64, cur));
+  CAF_REQUIRE_EQUAL(cur.size(), 2u);
+  CAF_CHECK_EQUAL(cur[0].channel_hash, net::sse::channel_hash("stream:1"));
+  CAF_CHECK_EQUAL(cur[0].position.offset, 1u);
+  CAF_CHECK_EQUAL(cur[1].channel_hash, net::sse::channel_hash(user_a));
+  CAF_CHECK_EQUAL(cur[1].position.offset, 1u);
+  CAF_CHECK_EQUAL(sink->bodies[0], "event: withdrawn\ndata: {\"x\":1}\n\n");
+}
+
+CAF_TEST(sse recovery replays each channel and reports gaps) {
+  for (int i = 0; i < 3; ++i)
+    publish({"stream:1", "stream:2"});
+  std::vector<net::sse::cursor_entry> cursor{
+    {net::sse::channel_hash("stream:1"), {"ep", 1}},
+    {net::sse::channel_hash("stream:2"), {"gone", 1}},
+  };
+  auto c = sse_conn({"stream:1", "stream:2"}, cursor);
+  // In request order: stream:1 replays 2 and 3; stream:2 reports epoch_changed.
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 3u);
+  CAF_CHECK_EQUAL(sink->bodies[0], "event: withdrawn\ndata: {\"x\":1}\n\n");
+  CAF_CHECK_EQUAL(sink->bodies[1], "event: withdrawn\ndata: {\"x\":1}\n\n");
+  CAF_CHECK_EQUAL(sink->bodies[2],
+                  "event: herald.gap\ndata: {\"channel\":\"stream:2\",\"reason\":\"epoch_changed\"}\n\n");
+  // The first id already names both channels: stream:1 at 2, stream:2 at
+  // the position it starts from.
+  std::vector<net::sse::cursor_entry> first;
+  CAF_REQUIRE(net::sse::parse_cursor(sink->prefixes[0].substr(4, sink->prefixes[0].size() - 5), 64, first));
+  CAF_REQUIRE_EQUAL(first.size(), 2u);
+  CAF_CHECK_EQUAL(first[0].position.offset, 2u);
+  std::vector<net::sse::cursor_entry> last;
+  auto id = sink->prefixes[2].substr(4, sink->prefixes[2].size() - 5);
+  CAF_REQUIRE(net::sse::parse_cursor(id, 64, last));
+  CAF_CHECK_EQUAL(last[0].position.offset, 3u);
+  CAF_CHECK_EQUAL(last[1].position.epoch, "ep");
+  CAF_CHECK_EQUAL(last[1].position.offset, 3u);
+  publish({"stream:2"});
+  CAF_CHECK_EQUAL(sink->bodies.size(), 4u);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -1,0 +1,168 @@
+// The `eventsource` npm package (a WHATWG EventSource for Node) against a
+// real herald: named events, resuming with Last-Event-ID (custom fetch), with
+// ?last_event_id=, and the automatic reconnect after a server restart.
+
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import { EventSource } from "eventsource";
+
+import { encodeAccountId } from "../../demo/strkey.mjs";
+import { Inbox, cursorPosition, probeUntilDelivered, publishOk, sleep, startHerald } from "./lib/herald.mjs";
+
+const USER = encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => 255 - i));
+const TEST_TIMEOUT = 20_000;
+const NAMES = ["probe", "created", "withdrawn", "missed", "live", "herald.gap"];
+
+/**
+ * Opens an EventSource on `channels`, listening for NAMES; returns
+ * {es, inbox, errors, close}. Inbox items: {type, data, lastEventId}.
+ */
+function openEventSource(baseUrl, channels, { lastEventId, query = "" } = {}) {
+  const qs = channels.map((c) => `channel=${encodeURIComponent(c)}`).join("&");
+  const init = {};
+  if (lastEventId !== undefined) {
+    init.fetch = (input, reqInit) =>
+      fetch(input, { ...reqInit, headers: { ...reqInit.headers, "Last-Event-ID": lastEventId } });
+  }
+  const es = new EventSource(`${baseUrl}/v1/sse?${qs}${query}`, init);
+  const inbox = new Inbox();
+  const errors = [];
+  const opens = [];
+  for (const name of NAMES) {
+    es.addEventListener(name, (ev) => inbox.push({ type: ev.type, data: ev.data, lastEventId: ev.lastEventId }));
+  }
+  es.onmessage = (ev) => inbox.push({ type: "message(unnamed)", data: ev.data, lastEventId: ev.lastEventId });
+  es.onerror = (ev) => errors.push({ at: Date.now(), message: ev.message, code: ev.code });
+  es.onopen = () => opens.push(Date.now());
+  return { es, inbox, errors, opens, close: () => es.close() };
+}
+
+/** Waits until `client` receives a probe on every channel. */
+async function ready(baseUrl, client, channels) {
+  await probeUntilDelivered(baseUrl, client.inbox, channels, {
+    isProbe: (e, tag) => e.type === "probe" && e.data === JSON.stringify({ probe: tag }),
+  });
+  return client.inbox.items.length;
+}
+
+describe("eventsource package", () => {
+  let h;
+  const clients = [];
+  before(async () => {
+    h = await startHerald([]);
+  });
+  after(async () => {
+    for (const c of clients) c.close();
+    await h?.stop();
+  });
+
+  test("receives named events with their ids", { timeout: TEST_TIMEOUT }, async () => {
+    const channels = ["stream:es-named", `user:${USER}`];
+    const client = openEventSource(h.url, channels);
+    clients.push(client);
+    const mark = await ready(h.url, client, channels);
+    assert.equal(client.es.readyState, EventSource.OPEN);
+
+    const r1 = await publishOk(h.url, { channel: channels[0], event: "created", data: { id: 1, note: "é\n" } });
+    const r2 = await publishOk(h.url, { channel: channels[1], event: "withdrawn", data: { amount: "1.0000000" } });
+    const [e1, e2] = await client.inbox.until((items) => items.length >= mark + 2 && items.slice(mark), {
+      what: "2 events",
+    });
+    assert.equal(e1.type, "created");
+    assert.deepEqual(JSON.parse(e1.data), { id: 1, note: "é\n" });
+    assert.equal(cursorPosition(e1.lastEventId, channels[0]).offset, r1[channels[0]]);
+    assert.equal(e2.type, "withdrawn");
+    assert.deepEqual(JSON.parse(e2.data), { amount: "1.0000000" });
+    assert.equal(cursorPosition(e2.lastEventId, channels[1]).offset, r2[channels[1]]);
+    assert.equal(cursorPosition(e2.lastEventId, channels[0]).offset, r1[channels[0]], "the cursor keeps both channels");
+    assert.equal(client.inbox.items.filter((e) => e.type === "message(unnamed)").length, 0);
+    assert.equal(client.errors.length, 0, JSON.stringify(client.errors));
+    client.close();
+  });
+
+  /** Subscribes, receives, closes; publishes 5 while away. Returns the last id and offset. */
+  async function missFive(channel) {
+    const first = openEventSource(h.url, [channel]);
+    clients.push(first);
+    await ready(h.url, first, [channel]);
+    const lastId = first.inbox.items.at(-1).lastEventId;
+    first.close();
+    const last = cursorPosition(lastId, channel);
+    for (let i = 0; i < 5; i++) {
+      const r = await publishOk(h.url, { channel, event: "missed", data: { i } });
+      assert.equal(r[channel], last.offset + 1 + i);
+    }
+    return { lastId, last };
+  }
+
+  async function checkResumed(client, channel, last) {
+    await client.inbox.until((items) => items.length >= 5, { what: "5 replayed events" });
+    for (let i = 0; i < 2; i++) await publishOk(h.url, { channel, event: "live", data: { i } });
+    const all = await client.inbox.until((items) => items.length >= 7 && items, { what: "7 events" });
+    await sleep(300);
+    assert.equal(client.inbox.items.length, 7, `no extra events: ${JSON.stringify(client.inbox.items.slice(7))}`);
+    assert.deepEqual(
+      all.map((e) => [e.type, JSON.parse(e.data).i, cursorPosition(e.lastEventId, channel).offset]),
+      [
+        ...[0, 1, 2, 3, 4].map((i) => ["missed", i, last.offset + 1 + i]),
+        ["live", 0, last.offset + 6],
+        ["live", 1, last.offset + 7],
+      ],
+    );
+  }
+
+  test("new EventSource with Last-Event-ID (custom fetch) gets the missed 5, then live", { timeout: TEST_TIMEOUT }, async () => {
+    const channel = "stream:es-resume-header";
+    const { lastId, last } = await missFive(channel);
+    const client = openEventSource(h.url, [channel], { lastEventId: lastId });
+    clients.push(client);
+    await checkResumed(client, channel, last);
+    client.close();
+  });
+
+  test("new EventSource with ?last_event_id= gets the missed 5, then live", { timeout: TEST_TIMEOUT }, async () => {
+    const channel = "stream:es-resume-query";
+    const { lastId, last } = await missFive(channel);
+    const client = openEventSource(h.url, [channel], { query: `&last_event_id=${encodeURIComponent(lastId)}` });
+    clients.push(client);
+    await checkResumed(client, channel, last);
+    client.close();
+  });
+});
+
+describe("eventsource package across a server restart", () => {
+  test("reconnects by itself with Last-Event-ID and gets herald.gap epoch_changed, then live", { timeout: 30_000 }, async () => {
+    const channel = "stream:es-restart";
+    let h = await startHerald([]);
+    const port = h.port;
+    let client;
+    try {
+      client = openEventSource(h.url, [channel]);
+      await ready(h.url, client, [channel]);
+      const before = cursorPosition(client.inbox.items.at(-1).lastEventId, channel);
+      const n = client.inbox.items.length;
+      await h.stop(); // sends retry: 1000, then closes
+      h = await startHerald([`--port=${port}`]).catch((err) => {
+        throw new Error(`could not restart on port ${port}: ${err.message}`);
+      });
+      assert.equal(h.port, port);
+      const [gap] = await client.inbox.until((items) => items.length > n && items.slice(n), {
+        timeoutMs: 10_000,
+        what: "the gap after the restart",
+      });
+      assert.equal(gap.type, "herald.gap");
+      assert.deepEqual(JSON.parse(gap.data), { channel, reason: "epoch_changed" });
+      assert.ok(client.errors.length >= 1, "the drop was reported through onerror");
+      assert.equal(client.opens.length, 2, "opened twice");
+      await probeUntilDelivered(h.url, client.inbox, [channel], {
+        isProbe: (e, tag) => e.type === "probe" && e.data === JSON.stringify({ probe: tag }),
+      });
+      const after = cursorPosition(client.inbox.items.at(-1).lastEventId, channel);
+      assert.notEqual(after.epoch, before.epoch, "a new epoch after the restart");
+    } finally {
+      client?.close();
+      await h.stop();
+    }
+  });
+});

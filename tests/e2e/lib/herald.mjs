@@ -1,0 +1,558 @@
+// Helpers for the Herald end-to-end tests: start/stop real herald processes,
+// publish over HTTP, subscribe over SSE with curl, parse event streams.
+//
+// Every process started here is tracked and SIGKILLed when the test process
+// exits, so a failing or interrupted test never leaves a server behind.
+
+import { spawn } from "node:child_process";
+import { once } from "node:events";
+import { readFileSync } from "node:fs";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+
+/** Path of the herald binary: $HERALD_BIN or ../../../build/bin/herald. */
+export const HERALD_BIN =
+  process.env.HERALD_BIN || path.resolve(here, "..", "..", "..", "build", "bin", "herald");
+
+// ------------------------------------------------------------ process hygiene
+
+const live = new Set(); // child processes still running
+
+process.on("exit", () => {
+  for (const child of live) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+});
+
+function track(child) {
+  live.add(child);
+  child.once("exit", () => live.delete(child));
+  return child;
+}
+
+/** Resolves after `ms` milliseconds. */
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * Polls `fn` until it returns a truthy value (returned), or throws after
+ * `timeoutMs` with `what` in the message.
+ */
+export async function waitUntil(fn, { timeoutMs = 5000, intervalMs = 20, what = "condition" } = {}) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await fn();
+    if (value) return value;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
+    await sleep(intervalMs);
+  }
+}
+
+// ------------------------------------------------------------------- herald
+
+/**
+ * Starts herald on 127.0.0.1 with a free port.
+ * @param {string[]} args extra command-line options, e.g. ["--history-size=3"]
+ * @returns {Promise<{port:number, url:string, pid:number, process:import('node:child_process').ChildProcess,
+ *   log:()=>string, rssKb:()=>number, stop:()=>Promise<void>}>}
+ */
+export async function startHerald(args = [], { timeoutMs = 10_000 } = {}) {
+  // Run from a scratch cwd-independent place: herald reads caf-application.ini
+  // from its working directory, so use the test directory (which has none).
+  const child = track(
+    spawn(HERALD_BIN, ["--host=127.0.0.1", "--port=0", ...args], {
+      cwd: here,
+      stdio: ["ignore", "pipe", "pipe"],
+      env: { ...process.env, PORT: "" },
+    }),
+  );
+  let log = "";
+  let port = null;
+  const listening = new Promise((resolve, reject) => {
+    const onData = (chunk) => {
+      log += chunk.toString("utf8");
+      // Keep the log bounded: a long test with debug output must not grow it forever.
+      if (log.length > 1_000_000) log = log.slice(-500_000);
+      if (port === null) {
+        const m = /listening on [^\s]*:(\d+)/.exec(log);
+        if (m) {
+          port = Number(m[1]);
+          resolve(port);
+        }
+      }
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    child.once("error", reject);
+    child.once("exit", (code, signal) =>
+      reject(new Error(`herald exited before listening (code ${code}, signal ${signal}):\n${log}`)),
+    );
+  });
+  let timer;
+  const timeout = new Promise((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`herald did not listen within ${timeoutMs} ms:\n${log}`)), timeoutMs);
+  });
+  try {
+    await Promise.race([listening, timeout]);
+  } catch (err) {
+    child.kill("SIGKILL");
+    throw err;
+  } finally {
+    clearTimeout(timer);
+  }
+  const exited = once(child, "exit");
+  let stopping = null;
+  return {
+    port,
+    url: `http://127.0.0.1:${port}`,
+    pid: child.pid,
+    process: child,
+    log: () => log,
+    /** Resident set size of the server in KiB (from /proc/<pid>/status). */
+    rssKb: () => {
+      const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
+      const m = /VmRSS:\s+(\d+)\s+kB/.exec(status);
+      return m ? Number(m[1]) : NaN;
+    },
+    /** True while the process runs. */
+    alive: () => child.exitCode === null && child.signalCode === null,
+    /** SIGTERM, then SIGKILL after 5 s; resolves when the process is gone. */
+    stop: () => {
+      if (stopping) return stopping;
+      stopping = (async () => {
+        if (child.exitCode !== null || child.signalCode !== null) return;
+        child.kill("SIGTERM");
+        const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
+        try {
+          await exited;
+        } finally {
+          clearTimeout(killer);
+        }
+      })();
+      return stopping;
+    },
+  };
+}
+
+// ------------------------------------------------------------------ publish
+
+/**
+ * POSTs to `${url}/v1/publish`. `body` is JSON-serialised unless it is a
+ * string (sent as is).
+ * @returns {Promise<{status:number, headers:Headers, text:string, json:any}>}
+ */
+export async function publish(url, body) {
+  const res = await fetch(`${url}/v1/publish`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+/** Like publish() but throws unless the reply is 200; returns the offsets object. */
+export async function publishOk(url, body) {
+  const r = await publish(url, body);
+  if (r.status !== 200) throw new Error(`publish failed: ${r.status} ${r.text}`);
+  return r.json.offsets;
+}
+
+/** GET `${url}${route}` and parse the JSON body (if any). */
+export async function getJson(url, route, init = {}) {
+  const res = await fetch(`${url}${route}`, init);
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, headers: res.headers, text, json };
+}
+
+// --------------------------------------------------------------- SSE parser
+
+/**
+ * Incremental parser for a text/event-stream body (WHATWG HTML "Server-sent
+ * events"). Feed it decoded text; it calls `onEvent({id, event, data})` per
+ * dispatched event (`id`/`event` are undefined when the block had no such
+ * field), `onComment(text)` per comment line and `onRetry(ms)` per retry field.
+ * Unlike a browser it also dispatches events with empty data, so nothing the
+ * server sends goes unseen.
+ */
+export class SseParser {
+  constructor({ onEvent = () => {}, onComment = () => {}, onRetry = () => {} } = {}) {
+    this.onEvent = onEvent;
+    this.onComment = onComment;
+    this.onRetry = onRetry;
+    this.buffer = "";
+    this.pendingCR = false;
+    this.reset();
+  }
+
+  reset() {
+    this.id = undefined;
+    this.event = undefined;
+    this.data = [];
+    this.hasFields = false;
+  }
+
+  feed(text) {
+    if (this.pendingCR && text.startsWith("\n")) text = text.slice(1);
+    this.pendingCR = false;
+    this.buffer += text;
+    for (;;) {
+      const m = /\r\n|\r|\n/.exec(this.buffer);
+      if (!m) break;
+      // A lone CR at the end of the buffer may be the first half of CRLF.
+      if (m[0] === "\r" && m.index === this.buffer.length - 1) {
+        this.pendingCR = true;
+      }
+      const line = this.buffer.slice(0, m.index);
+      this.buffer = this.buffer.slice(m.index + m[0].length);
+      this.line(line);
+    }
+  }
+
+  line(line) {
+    if (line === "") {
+      if (this.hasFields) {
+        this.onEvent({ id: this.id, event: this.event, data: this.data.join("\n") });
+      }
+      this.reset();
+      return;
+    }
+    if (line.startsWith(":")) {
+      this.onComment(line.slice(1));
+      return;
+    }
+    const colon = line.indexOf(":");
+    let field = line;
+    let value = "";
+    if (colon >= 0) {
+      field = line.slice(0, colon);
+      value = line.slice(colon + 1);
+      if (value.startsWith(" ")) value = value.slice(1);
+    }
+    switch (field) {
+      case "id":
+        this.id = value;
+        this.hasFields = true;
+        break;
+      case "event":
+        this.event = value;
+        this.hasFields = true;
+        break;
+      case "data":
+        this.data.push(value);
+        this.hasFields = true;
+        break;
+      case "retry":
+        if (/^\d+$/.test(value)) this.onRetry(Number(value));
+        break;
+      default:
+        this.unknownFields = (this.unknownFields || []).concat([field]);
+        break;
+    }
+  }
+}
+
+/** Parses a whole event-stream text; returns {events, comments, retries}. */
+export function parseSse(text) {
+  const events = [];
+  const comments = [];
+  const retries = [];
+  const p = new SseParser({
+    onEvent: (e) => events.push(e),
+    onComment: (c) => comments.push(c),
+    onRetry: (r) => retries.push(r),
+  });
+  p.feed(text);
+  return { events, comments, retries };
+}
+
+// ------------------------------------------------------------ SSE cursors
+
+/** FNV-1a 32-bit of `text` (UTF-8), as 8 lower-case hex digits. */
+export function channelHash(text) {
+  let h = 2166136261;
+  for (const byte of Buffer.from(text, "utf8")) {
+    h ^= byte;
+    h = Math.imul(h, 16777619) >>> 0;
+  }
+  return h.toString(16).padStart(8, "0");
+}
+
+/** Splits an SSE cursor into entries [{hash, epoch, offset}] (offset a Number). */
+export function parseCursor(cursor) {
+  return cursor.split("_").map((entry) => {
+    const m = /^([0-9a-f]{8})-([a-z0-9]{1,32})-(\d+)$/.exec(entry);
+    if (!m) throw new Error(`not a cursor entry: ${JSON.stringify(entry)} in ${cursor}`);
+    return { hash: m[1], epoch: m[2], offset: Number(m[3]) };
+  });
+}
+
+/** Builds a cursor from entries [{hash | channel, epoch, offset}]. */
+export function makeCursor(entries) {
+  return entries
+    .map((e) => `${e.hash ?? channelHash(e.channel)}-${e.epoch}-${e.offset}`)
+    .join("_");
+}
+
+/** The {epoch, offset} of `channel` in `cursor`, or undefined. */
+export function cursorPosition(cursor, channel) {
+  const hash = channelHash(channel);
+  const e = parseCursor(cursor).find((x) => x.hash === hash);
+  return e ? { epoch: e.epoch, offset: e.offset } : undefined;
+}
+
+// ---------------------------------------------------------- waiting on lists
+
+/**
+ * A growing list of received items with promise-based waiting, shared by the
+ * SSE and WebSocket clients.
+ */
+export class Inbox {
+  constructor() {
+    this.items = [];
+    this.waiters = [];
+    this.closed = false;
+    this.closeInfo = undefined;
+  }
+
+  push(item) {
+    this.items.push(item);
+    this.wake();
+  }
+
+  close(info) {
+    this.closed = true;
+    this.closeInfo = info;
+    this.wake();
+  }
+
+  wake() {
+    for (const w of [...this.waiters]) w.check();
+  }
+
+  /**
+   * Waits until `pred(items)` is truthy and returns its value. Rejects after
+   * `timeoutMs`, or when the source closed and `pred` still fails.
+   */
+  until(pred, { timeoutMs = 5000, what = "items" } = {}) {
+    return new Promise((resolve, reject) => {
+      const w = {
+        check: () => {
+          let v;
+          try {
+            v = pred(this.items);
+          } catch (err) {
+            done();
+            reject(err);
+            return;
+          }
+          if (v) {
+            done();
+            resolve(v);
+          } else if (this.closed) {
+            done();
+            reject(
+              new Error(
+                `source closed (${JSON.stringify(this.closeInfo)}) while waiting for ${what}; have ${this.items.length} items: ${summary(this.items)}`,
+              ),
+            );
+          }
+        },
+      };
+      const timer = setTimeout(() => {
+        done();
+        reject(new Error(`timed out after ${timeoutMs} ms waiting for ${what}; have ${this.items.length} items: ${summary(this.items)}`));
+      }, timeoutMs);
+      const done = () => {
+        clearTimeout(timer);
+        this.waiters = this.waiters.filter((x) => x !== w);
+      };
+      this.waiters.push(w);
+      w.check();
+    });
+  }
+
+  /** Waits for at least `n` items; returns the first `n`. */
+  count(n, opts = {}) {
+    return this.until((items) => items.length >= n && items.slice(0, n), {
+      what: `${n} items`,
+      ...opts,
+    });
+  }
+}
+
+function summary(items) {
+  const text = JSON.stringify(items.slice(-5));
+  return text.length > 1500 ? text.slice(0, 1500) + "..." : text;
+}
+
+// --------------------------------------------------------------- curl client
+
+/**
+ * Subscribes with `curl -sN -i` and parses the reply incrementally.
+ * @param {string} url full URL, e.g. `${h.url}/v1/sse?channel=stream:1`
+ * @param {Record<string,string>} headers extra request headers
+ * @returns {{events: Inbox, comments: Array<{text:string, at:number}>, retries:number[],
+ *   status:Promise<number>, headers:Promise<Record<string,string>>, raw:()=>string,
+ *   startedAt:number, exited:Promise<number|null>, close:()=>Promise<void>}}
+ * Each event item is {id, event, data, at} (`at`: Date.now() on arrival).
+ */
+export function sseCurl(url, headers = {}) {
+  const args = ["-sN", "-i", "--no-buffer", "-H", "Accept: text/event-stream"];
+  for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
+  args.push(url);
+  const child = track(spawn("curl", args, { stdio: ["ignore", "pipe", "pipe"] }));
+  child.stdout.setEncoding("utf8"); // StringDecoder: multi-byte characters survive chunk splits
+  const events = new Inbox();
+  const comments = [];
+  const retries = [];
+  let raw = "";
+  let head = "";
+  let inBody = false;
+  let resolveStatus;
+  let resolveHeaders;
+  const status = new Promise((r) => (resolveStatus = r));
+  const headersP = new Promise((r) => (resolveHeaders = r));
+  const parser = new SseParser({
+    onEvent: (e) => events.push({ ...e, at: Date.now() }),
+    onComment: (text) => comments.push({ text, at: Date.now() }),
+    onRetry: (ms) => retries.push(ms),
+  });
+  child.stdout.on("data", (chunk) => {
+    raw += chunk;
+    if (inBody) {
+      parser.feed(chunk);
+      return;
+    }
+    head += chunk;
+    const end = head.indexOf("\r\n\r\n");
+    if (end < 0) return;
+    inBody = true;
+    const lines = head.slice(0, end).split("\r\n");
+    const m = /^HTTP\/\d(?:\.\d)? (\d{3})/.exec(lines[0]);
+    resolveStatus(m ? Number(m[1]) : NaN);
+    const hs = {};
+    for (const line of lines.slice(1)) {
+      const i = line.indexOf(":");
+      if (i > 0) hs[line.slice(0, i).trim().toLowerCase()] = line.slice(i + 1).trim();
+    }
+    resolveHeaders(hs);
+    const rest = head.slice(end + 4);
+    head = "";
+    if (rest) parser.feed(rest);
+  });
+  let stderr = "";
+  child.stderr.on("data", (c) => (stderr += c));
+  const exited = new Promise((resolve) => {
+    child.once("exit", (code) => {
+      resolveStatus(NaN);
+      resolveHeaders({});
+      events.close({ curlExit: code, stderr });
+      resolve(code);
+    });
+  });
+  return {
+    events,
+    comments,
+    retries,
+    status,
+    headers: headersP,
+    raw: () => raw,
+    pid: child.pid,
+    startedAt: Date.now(),
+    exited,
+    /** Kills curl (SIGTERM) and waits for it to exit. */
+    close: async () => {
+      if (child.exitCode === null && child.signalCode === null) {
+        child.kill("SIGTERM");
+        await exited;
+      }
+    },
+  };
+}
+
+/**
+ * Opens an SSE subscription with curl for `channels` and waits until the
+ * server delivers every channel to it: SSE headers go out before the
+ * subscriptions are registered, so it publishes probe events (event name
+ * `probe`, to all `channels`) until one arrives on each channel. Returns the
+ * curl client; `client.mark` is the number of events received so far (the
+ * probes and anything replayed), so `events.items.slice(client.mark)` are the
+ * events after readiness.
+ */
+export async function sseReady(baseUrl, channels, { headers = {}, query = "", timeoutMs = 5000 } = {}) {
+  const qs = channels.map((c) => `channel=${encodeURIComponent(c)}`).join("&");
+  const sub = sseCurl(`${baseUrl}/v1/sse?${qs}${query}`, headers);
+  try {
+    const status = await sub.status;
+    if (status !== 200) throw new Error(`SSE subscribe got ${status}: ${sub.raw()}`);
+    await probeUntilDelivered(baseUrl, sub.events, channels, {
+      timeoutMs,
+      isProbe: (e, tag) => e.event === "probe" && e.data === JSON.stringify({ probe: tag }),
+    });
+    sub.mark = sub.events.items.length;
+    return sub;
+  } catch (err) {
+    await sub.close();
+    throw err;
+  }
+}
+
+let probeCounter = 0;
+
+/**
+ * Publishes `{probe: tag}` events (event name `probe`) to `channels` until
+ * `inbox` holds channels.length items matching `isProbe(item, tag)` for one
+ * tag: each channel then delivers to the subscriber.
+ */
+export async function probeUntilDelivered(baseUrl, inbox, channels, { timeoutMs = 5000, isProbe }) {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const tag = `p${process.pid}-${++probeCounter}`;
+    await publishOk(baseUrl, { channels, event: "probe", data: { probe: tag } });
+    try {
+      await inbox.until((items) => items.filter((e) => isProbe(e, tag)).length >= channels.length, {
+        timeoutMs: 250,
+        what: `probe ${tag}`,
+      });
+      return;
+    } catch (err) {
+      if (inbox.closed || Date.now() > deadline) throw err;
+    }
+  }
+}
+
+/**
+ * The channel an SSE event belongs to: the entry of its id that differs from
+ * the previous event's id (`prevId`). Returns the channel name from
+ * `channels`, or undefined when none or several differ.
+ */
+export function channelOfEvent(prevId, id, channels) {
+  if (!prevId || !id) return undefined;
+  const before = new Map(parseCursor(prevId).map((e) => [e.hash, `${e.epoch}-${e.offset}`]));
+  const changed = parseCursor(id).filter((e) => before.get(e.hash) !== `${e.epoch}-${e.offset}`);
+  if (changed.length !== 1) return undefined;
+  return channels.find((c) => channelHash(c) === changed[0].hash);
+}
+
+/** The offsets `channel` has in each event id of `events`. */
+export function offsetsOf(events, channel) {
+  return events.map((e) => cursorPosition(e.id, channel)?.offset);
+}
