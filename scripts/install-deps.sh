@@ -1,0 +1,31 @@
+#!/usr/bin/env bash
+# Installs what Herald needs to build, run and test on Debian 12 (apt-get, as
+# root or through sudo). Safe to run again: it installs only what is missing.
+set -euo pipefail
+
+packages=(
+  g++ cmake make pkg-config git curl ca-certificates
+  libcaf-dev libboost1.81-dev libhiredis-dev nlohmann-json3-dev libspdlog-dev
+  catch2 redis-server
+)
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+missing=()
+for p in "${packages[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+# Node.js (for the demo publisher and the end-to-end clients): Debian's, unless
+# the machine already has a node and npm.
+if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
+  missing+=(nodejs npm)
+fi
+
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "install-deps: installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  as_root apt-get update -qq
+  as_root apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
