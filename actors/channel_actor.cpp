@@ -108,7 +108,7 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
       ++st.ops_received;
       auto now = self->clock().now();
       st.prune(now);
-      auto p = make_publication(st.name, st.offset + 1, ticket->request.event,
+      auto p = make_publication(st.name, st.epoch, st.offset + 1, ticket->request.event,
                                 ticket->request.data, now);
       ++st.offset;
       st.append(p);

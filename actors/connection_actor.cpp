@@ -47,6 +47,12 @@ bool connection_state::deliver(const publication& p, const publication_ptr&) {
   if (it == subs.end() || !it->second.active)
     return false;
   auto& s = it->second;
+  if (p.epoch != s.position.epoch) {
+    // The channel's history was lost and restarted (cluster mode: the
+    // channel expired in Redis): offsets count anew. Say so, then go on.
+    s.position = {p.epoch, p.offset - 1};
+    send_gap(*this, p.channel, "epoch_changed");
+  }
   if (p.offset <= s.position.offset)
     return false; // already delivered (the recovery seam)
   if (p.offset > s.position.offset + 1) {

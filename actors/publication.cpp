@@ -5,12 +5,14 @@
 
 namespace herald::actors {
 
-publication_ptr make_publication(std::string channel, std::uint64_t offset, std::string event,
-                                 std::string data, caf::actor_clock::time_point at) {
+publication_ptr make_publication(std::string channel, std::string epoch, std::uint64_t offset,
+                                 std::string event, std::string data,
+                                 caf::actor_clock::time_point at) {
   auto p = std::make_shared<publication>();
   p->sse = net::make_frame(net::sse::encode_event(event, data));
   p->ws = net::make_frame(net::ws::encode_publication(channel, offset, event, data));
   p->channel = std::move(channel);
+  p->epoch = std::move(epoch);
   p->offset = offset;
   p->event = std::move(event);
   p->data = std::move(data);

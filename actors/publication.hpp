@@ -15,6 +15,7 @@ namespace herald::actors {
 
 struct publication {
   std::string channel;
+  std::string epoch;              ///< the history generation the offset counts in
   std::uint64_t offset = 0;       ///< 1 for the first publication of an epoch
   std::string event;              ///< validated event name
   std::string data;               ///< compact JSON text
@@ -27,7 +28,8 @@ using publication_ptr = std::shared_ptr<const publication>;
 
 /// Builds a publication and encodes its frames (SSE and WebSocket) once.
 /// @param data compact JSON text (already validated).
-publication_ptr make_publication(std::string channel, std::uint64_t offset, std::string event,
-                                 std::string data, caf::actor_clock::time_point at);
+publication_ptr make_publication(std::string channel, std::string epoch, std::uint64_t offset,
+                                 std::string event, std::string data,
+                                 caf::actor_clock::time_point at);
 
 } // namespace herald::actors

@@ -11,7 +11,8 @@ std::error_code parse_publish_request(std::string_view body, std::size_t max_cha
                                       publish_request& out, std::string& detail) {
   using nlohmann::json;
   json doc;
-  if (!parse_client_json(body, doc) || !doc.is_object()) {
+  // The body object itself is one level: `data` may nest max_json_depth deep.
+  if (!parse_client_json(body, doc, max_json_depth + 1) || !doc.is_object()) {
     detail = "the body must be a JSON object";
     return errc::invalid_json;
   }
@@ -59,8 +60,10 @@ std::error_code parse_publish_request(std::string_view body, std::size_t max_cha
     return errc::invalid_request;
   }
   auto event = ev->get<std::string>();
-  if (!is_valid_event_name(event))
+  if (!is_valid_event_name(event)) {
+    detail = "event must be 1-64 characters of [A-Za-z0-9_.:-] and must not start with 'herald.'";
     return errc::invalid_event;
+  }
   auto data = doc.find("data");
   if (data == doc.end()) {
     detail = "\"data\" is required (any JSON value)";
@@ -74,10 +77,13 @@ std::error_code parse_publish_request(std::string_view body, std::size_t max_cha
 
 std::string encode_publish_response(const std::vector<std::string>& channels,
                                     const std::vector<std::uint64_t>& offsets) {
-  nlohmann::json offs = nlohmann::json::object();
+  // ordered_json keeps the request order (json would sort the keys).
+  nlohmann::ordered_json offs = nlohmann::ordered_json::object();
   for (std::size_t i = 0; i < channels.size() && i < offsets.size(); ++i)
     offs[channels[i]] = offsets[i];
-  return dump_compact(nlohmann::json{{"offsets", offs}});
+  nlohmann::ordered_json out;
+  out["offsets"] = std::move(offs);
+  return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 
 } // namespace herald::net::http

@@ -135,7 +135,7 @@ CAF_TEST(ws recovery replays after the answer and drops duplicates) {
   CAF_CHECK_EQUAL(body(2)["offset"], 3);
   // A publication the connection already has (the seam) is not sent again.
   auto& st = deref<caf::stateful_actor<connection_state>>(c).state;
-  auto again = make_publication("stream:42", 3, "withdrawn", "{}", {});
+  auto again = make_publication("stream:42", "ep", 3, "withdrawn", "{}", {});
   CAF_CHECK(!st.deliver(*again, again));
   CAF_CHECK_EQUAL(sink->bodies.size(), 3u);
 }

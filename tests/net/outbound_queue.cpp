@@ -239,7 +239,7 @@ TEST_CASE("begin_write appends to the caller's buffers", "[outbound_queue][write
   CHECK(bufs[1] == "x");
 }
 
-TEST_CASE("prefix buffers come before their body; empty prefixes are skipped",
+TEST_CASE("prefix buffers come before their body, empty prefixes are skipped",
           "[outbound_queue][write]") {
   outbound_queue q{1000};
   auto shared = make_frame("event: e\ndata: 1\n\n");
