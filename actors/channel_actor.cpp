@@ -2,6 +2,9 @@
 
 #include <caf/event_based_actor.hpp>
 #include <caf/make_message.hpp>
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
 
 namespace herald::actors {
 
@@ -63,18 +66,147 @@ void check_idle(channel_pointer self) {
     self->send(st.registry, idle_atom_v, st.name, st.ops_received);
 }
 
+// Cluster mode: nobody here listens any more, so stop mirroring Redis.
+void stop_watching(channel_pointer self) {
+  auto& st = self->state;
+  if (!st.gateway || !st.watching || !st.subscribers.empty() || !st.waiting.empty())
+    return;
+  self->send(st.gateway, unwatch_atom_v, st.name);
+  st.watching = st.synced = st.sync_again = false;
+  st.history.clear();
+  st.held.clear();
+}
+
 void remove_subscriber(channel_pointer self, const caf::actor& who) {
-  if (self->state.subscribers.erase(who) > 0) {
+  auto& st = self->state;
+  auto before = st.waiting.size();
+  st.waiting.erase(std::remove_if(st.waiting.begin(), st.waiting.end(),
+                                  [&](const subscribe_request& r) { return r.subscriber == who; }),
+                   st.waiting.end());
+  if (st.subscribers.erase(who) > 0 || st.waiting.size() != before) {
     self->demonitor(who);
-    self->state.prune(self->clock().now());
+    stop_watching(self);
+    st.prune(self->clock().now());
     check_idle(self);
   }
+}
+
+// Adds a subscriber and answers it from the local history.
+// @param monitored the subscriber is monitored already (it was waiting).
+void answer(channel_pointer self, const subscribe_request& req, bool monitored = false) {
+  auto& st = self->state;
+  st.prune(self->clock().now());
+  auto rec = st.decide(req.since);
+  if (st.subscribers.insert(req.subscriber).second && !monitored)
+    self->monitor(req.subscriber);
+  subscribe_result res;
+  res.channel = st.name;
+  res.channel_actor = caf::actor_cast<caf::actor>(self);
+  res.position = {st.epoch, st.offset};
+  res.recovered = rec.recovered;
+  res.reason = std::move(rec.reason);
+  res.replay = std::move(rec.replay);
+  self->send(req.subscriber, subscribed_atom_v, std::move(res));
+}
+
+// Takes the next publication of the channel: history, then every subscriber.
+void apply(channel_pointer self, publication_ptr p) {
+  auto& st = self->state;
+  st.offset = p->offset;
+  st.append(p);
+  // One message, shared by every subscriber: no per-subscriber copy.
+  auto msg = caf::make_message(std::move(p));
+  for (const auto& sub : st.subscribers)
+    self->send(sub, msg);
+  schedule_prune(self);
+}
+
+// Cluster mode: asks the gateway for the channel's state in Redis.
+void request_sync(channel_pointer self) {
+  auto& st = self->state;
+  if (st.syncing) {
+    st.sync_again = true;
+    return;
+  }
+  st.syncing = true;
+  st.sync_after = st.synced ? st.offset : 0;
+  self->send(st.gateway, sync_atom_v, st.name, st.sync_after, caf::actor_cast<caf::actor>(self));
+}
+
+void on_synced(channel_pointer self, sync_result& res) {
+  auto& st = self->state;
+  st.syncing = false;
+  if (!st.watching)
+    return; // nobody listens any more
+  if (!res.ok) {
+    // Redis went away meanwhile; the watch is confirmed again when it is
+    // back, which syncs again.
+    spdlog::debug("channel {}: sync failed: {}", st.name, res.error);
+    return;
+  }
+  if (res.epoch != st.epoch) {
+    if (st.sync_after > 0) {
+      // We asked for what follows our offset in an epoch that is gone: read
+      // the new epoch from its start.
+      st.synced = false;
+      request_sync(self);
+      return;
+    }
+    st.epoch = res.epoch;
+    st.offset = 0;
+    st.history.clear();
+  }
+  for (auto& p : res.entries)
+    if (p->epoch == st.epoch && p->offset > st.offset)
+      apply(self, std::move(p));
+  for (auto& [off, p] : st.held)
+    if (p->epoch == st.epoch && off > st.offset)
+      apply(self, p);
+  st.held.clear();
+  if (res.head > st.offset)
+    st.offset = res.head; // entries trimmed away: subscribers see the jump as a gap
+  st.synced = true;
+  auto waiting = std::move(st.waiting);
+  st.waiting.clear();
+  for (const auto& req : waiting)
+    answer(self, req, true);
+  if (st.sync_again) {
+    st.sync_again = false;
+    request_sync(self);
+  }
+}
+
+void on_remote(channel_pointer self, const publication_ptr& p) {
+  auto& st = self->state;
+  if (!st.watching)
+    return;
+  if (!st.synced || st.syncing) {
+    st.held.emplace(p->offset, p);
+    return;
+  }
+  if (p->epoch != st.epoch) {
+    // The channel's history was lost in Redis and a new epoch began.
+    st.held.emplace(p->offset, p);
+    st.synced = false;
+    request_sync(self);
+    return;
+  }
+  if (p->offset <= st.offset)
+    return; // already have it
+  if (p->offset > st.offset + 1) {
+    // Publications went missing on the way (Redis away, pub/sub dropped):
+    // fill the gap from the stream before going on.
+    st.held.emplace(p->offset, p);
+    request_sync(self);
+    return;
+  }
+  apply(self, p);
 }
 
 } // namespace
 
 caf::behavior channel_actor(channel_pointer self, std::string name, std::string epoch,
-                            history_options limits, caf::actor registry) {
+                            history_options limits, caf::actor registry, caf::actor gateway) {
   auto& st = self->state;
   st.name = std::move(name);
   st.epoch = std::move(epoch);
@@ -82,6 +214,9 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
   if (st.limits.size == 0)
     st.limits.size = 1;
   st.registry = std::move(registry);
+  st.gateway = std::move(gateway);
+  if (st.gateway)
+    st.epoch.clear(); // Redis holds the epoch
   self->set_down_handler([self](caf::down_msg& dm) {
     remove_subscriber(self, caf::actor_cast<caf::actor>(dm.source));
   });
@@ -89,35 +224,33 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
     [self](subscribe_atom, const subscribe_request& req) {
       auto& st = self->state;
       ++st.ops_received;
-      st.prune(self->clock().now());
-      auto rec = st.decide(req.since);
-      if (st.subscribers.insert(req.subscriber).second)
-        self->monitor(req.subscriber);
-      subscribe_result res;
-      res.channel = st.name;
-      res.channel_actor = caf::actor_cast<caf::actor>(self);
-      res.position = {st.epoch, st.offset};
-      res.recovered = rec.recovered;
-      res.reason = std::move(rec.reason);
-      res.replay = std::move(rec.replay);
-      self->send(req.subscriber, subscribed_atom_v, std::move(res));
+      if (!st.gateway || (st.synced && !st.syncing)) {
+        answer(self, req);
+        return;
+      }
+      // Cluster mode, mirror not ready: answer once it is.
+      st.waiting.push_back(req);
+      self->monitor(req.subscriber);
+      if (!st.watching) {
+        st.watching = true;
+        self->send(st.gateway, watch_atom_v, st.name, caf::actor_cast<caf::actor>(self));
+      }
     },
+    [self](watching_atom) {
+      if (self->state.watching)
+        request_sync(self);
+    },
+    [self](synced_atom, sync_result& res) { on_synced(self, res); },
+    [self](remote_atom, const publication_ptr& p) { on_remote(self, p); },
     [self](unsub_atom, const caf::actor& who) { remove_subscriber(self, who); },
     [self](publish_atom, const publish_ticket_ptr& ticket, std::size_t index) {
       auto& st = self->state;
       ++st.ops_received;
       auto now = self->clock().now();
       st.prune(now);
-      auto p = make_publication(st.name, st.epoch, st.offset + 1, ticket->request.event,
-                                ticket->request.data, now);
-      ++st.offset;
-      st.append(p);
-      // One message, shared by every subscriber: no per-subscriber copy.
-      auto msg = caf::make_message(std::move(p));
-      for (const auto& sub : st.subscribers)
-        self->send(sub, msg);
+      apply(self, make_publication(st.name, st.epoch, st.offset + 1, ticket->request.event,
+                                   ticket->request.data, now));
       ticket->complete(index, st.offset);
-      schedule_prune(self);
     },
     [self](prune_atom) {
       auto& st = self->state;

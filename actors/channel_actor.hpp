@@ -12,6 +12,16 @@
 // the order), which makes the seam between history and live delivery exact.
 // When it has no subscribers and its history has expired it tells the
 // registry, which stops it. Runs on CAF's scheduler.
+//
+// Cluster mode (a gateway is given): Redis assigns offsets and holds the
+// history; the channel mirrors it. With its first subscriber it asks the
+// gateway to watch the channel; once Redis confirms the watch it syncs its
+// epoch, head and history from the Redis stream, then answers the waiting
+// subscribers. Publications arrive from the gateway; one whose offset jumps
+// ahead (a message lost while Redis was away) is held while the channel
+// fills the gap from the stream. Every (re)confirmed watch, e.g. after a
+// Redis reconnect, syncs again, so live subscribers lose nothing that Redis
+// stored. With its last subscriber gone it stops watching and forgets.
 #pragma once
 
 #include "actors/messages.hpp"
@@ -22,6 +32,7 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
+#include <map>
 #include <string>
 #include <unordered_set>
 
@@ -51,6 +62,16 @@ struct channel_state {
   std::uint64_t ops_received = 0; ///< messages forwarded by the registry so far
   bool prune_scheduled = false;
 
+  // -- cluster mode ---------------------------------------------------------
+  caf::actor gateway;                       ///< null in in-process mode
+  bool watching = false;                    ///< asked the gateway to watch
+  bool synced = false;                      ///< mirror matches Redis (up to live traffic)
+  bool syncing = false;                     ///< a sync is on its way
+  bool sync_again = false;                  ///< another sync was asked for meanwhile
+  std::uint64_t sync_after = 0;             ///< the offset the sync on its way reads after
+  std::vector<subscribe_request> waiting;   ///< subscribers waiting for the first sync
+  std::map<std::uint64_t, publication_ptr> held; ///< live publications held during a sync
+
   /// Drops history entries older than the TTL at `now`.
   void prune(caf::actor_clock::time_point now);
 
@@ -62,15 +83,20 @@ struct channel_state {
   recovery decide(const std::optional<net::stream_position>& since) const;
 
   /// No subscribers and nothing left to recover.
-  bool idle() const noexcept { return subscribers.empty() && history.empty(); }
+  bool idle() const noexcept {
+    return subscribers.empty() && waiting.empty() && history.empty();
+  }
 
 };
 
 using channel_pointer = caf::stateful_actor<channel_state>*;
 
 /// Behavior of a channel actor.
-/// @param epoch identifier of this history generation ([a-z0-9], 1-32 chars).
+/// @param epoch identifier of this history generation ([a-z0-9], 1-32
+///        chars); ignored in cluster mode, where Redis holds the epoch.
+/// @param gateway the Redis gateway in cluster mode, null otherwise.
 caf::behavior channel_actor(channel_pointer self, std::string name, std::string epoch,
-                            history_options limits, caf::actor registry);
+                            history_options limits, caf::actor registry,
+                            caf::actor gateway);
 
 } // namespace herald::actors

@@ -24,7 +24,7 @@ registry_state::entry& channel_for(registry_pointer self, const std::string& nam
   auto it = st.channels.find(name);
   if (it == st.channels.end()) {
     auto ch = self->spawn<caf::linked>(channel_actor, name, st.make_epoch(), st.history,
-                                       caf::actor_cast<caf::actor>(self));
+                                       caf::actor_cast<caf::actor>(self), st.gateway);
     it = st.channels.emplace(name, registry_state::entry{std::move(ch), 0}).first;
   }
   ++it->second.forwarded;
@@ -34,8 +34,9 @@ registry_state::entry& channel_for(registry_pointer self, const std::string& nam
 } // namespace
 
 caf::behavior channel_registry(registry_pointer self, history_options history,
-                               std::function<std::string()> make_epoch) {
+                               std::function<std::string()> make_epoch, caf::actor gateway) {
   self->state.history = history;
+  self->state.gateway = std::move(gateway);
   self->state.make_epoch = make_epoch ? std::move(make_epoch) : random_epoch;
   // A channel that fails is forgotten (the next use spawns a fresh one with a
   // new epoch, so clients see an explicit gap); any other exit message is a

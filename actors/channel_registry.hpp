@@ -30,6 +30,7 @@ struct registry_state {
   std::unordered_map<std::string, entry> channels;
   history_options history;
   std::function<std::string()> make_epoch;
+  caf::actor gateway; ///< cluster mode: handed to every channel; null otherwise
 };
 
 using registry_pointer = caf::stateful_actor<registry_state>*;
@@ -40,7 +41,9 @@ std::string random_epoch();
 /// Behavior of the channel registry.
 /// @param make_epoch gives each new channel actor its epoch (tests pass a
 ///        deterministic one; the server passes random_epoch).
+/// @param gateway the Redis gateway in cluster mode, null otherwise.
 caf::behavior channel_registry(registry_pointer self, history_options history,
-                               std::function<std::string()> make_epoch);
+                               std::function<std::string()> make_epoch,
+                               caf::actor gateway);
 
 } // namespace herald::actors

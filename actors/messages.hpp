@@ -18,6 +18,15 @@
 //   registry   -> channel:   (stop_atom)
 //   bridge     -> connection:(text_atom, std::string) | (watermark_atom, bool, std::size_t)
 //                            | (closed_atom, std::uint8_t close_reason)
+// Cluster mode (docs/cluster.md):
+//   service    -> gateway:   (publish_atom, publish_ticket_ptr)
+//   channel    -> gateway:   (watch_atom, std::string, caf::actor) | (unwatch_atom, std::string)
+//                            | (sync_atom, std::string, std::uint64_t after, caf::actor)
+//   gateway    -> channel:   (watching_atom) | (remote_atom, publication_ptr)
+//                            | (synced_atom, sync_result)
+//   backend    -> gateway:   (remote_atom, std::string channel, std::string envelope)
+//                            | (watching_atom, std::string) | (redis_up_atom)
+//                            | (redis_down_atom, std::string reason)
 #pragma once
 
 #include "actors/publication.hpp"
@@ -42,6 +51,14 @@ CAF_ADD_ATOM(herald, herald::actors, stop_atom, "stop")
 CAF_ADD_ATOM(herald, herald::actors, text_atom, "text")
 CAF_ADD_ATOM(herald, herald::actors, watermark_atom, "watermark")
 CAF_ADD_ATOM(herald, herald::actors, closed_atom, "closed")
+CAF_ADD_ATOM(herald, herald::actors, watch_atom, "watch")
+CAF_ADD_ATOM(herald, herald::actors, unwatch_atom, "unwatch")
+CAF_ADD_ATOM(herald, herald::actors, watching_atom, "watching")
+CAF_ADD_ATOM(herald, herald::actors, remote_atom, "remote")
+CAF_ADD_ATOM(herald, herald::actors, sync_atom, "sync")
+CAF_ADD_ATOM(herald, herald::actors, synced_atom, "synced")
+CAF_ADD_ATOM(herald, herald::actors, redis_up_atom, "redisup")
+CAF_ADD_ATOM(herald, herald::actors, redis_down_atom, "redisdown")
 
 namespace herald::actors {
 
@@ -62,8 +79,19 @@ struct subscribe_result {
   std::vector<publication_ptr> replay; ///< missed publications, in offset order
 };
 
+/// A channel's state in Redis: its epoch, head offset and the history after
+/// the offset the channel asked for (cluster mode).
+struct sync_result {
+  bool ok = false;
+  std::string error;
+  std::string epoch;
+  std::uint64_t head = 0;
+  std::vector<publication_ptr> entries;
+};
+
 } // namespace herald::actors
 
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::sync_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::publication_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::publish_ticket_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::subscribe_request)

@@ -1,5 +1,7 @@
 #include "actors/publish_ticket.hpp"
 
+#include "net/errors.hpp"
+
 namespace herald::actors {
 
 publish_ticket::publish_ticket(net::http::publish_request req, done_fn done)
@@ -10,18 +12,25 @@ publish_ticket::publish_ticket(net::http::publish_request req, done_fn done)
 }
 
 publish_ticket::~publish_ticket() {
-  // A channel actor that died with the ticket in its mailbox never completed
-  // it: the publisher still gets an answer.
-  if (remaining_.load() > 0 && done_)
-    done_(*this, true);
+  if (!answered_.load())
+    answer(500, error_body(errc::internal, "the publication was not stored"));
 }
 
 void publish_ticket::complete(std::size_t index, std::uint64_t offset) {
   offsets[index] = offset;
-  if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1 && done_) {
-    auto done = std::move(done_);
-    done(*this, false);
-  }
+  if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    answer(200, net::http::encode_publish_response(request.channels, offsets));
+}
+
+void publish_ticket::fail(unsigned status, const std::string& body) {
+  answer(status, body);
+}
+
+void publish_ticket::answer(unsigned status, const std::string& body) {
+  if (answered_.exchange(true))
+    return;
+  if (done_)
+    done_(*this, status, body);
 }
 
 } // namespace herald::actors

@@ -1,6 +1,8 @@
-// publish_ticket: one POST /v1/publish on its way through the actors. The
-// registry hands it to the channel actor of every channel it names; each
-// channel records the offset it assigned; the last one completes it. Shared
+// publish_ticket: one POST /v1/publish on its way through the actors. In
+// in-process mode the registry hands it to the channel actor of every
+// channel it names and each records the offset it assigned; in cluster mode
+// the Redis gateway records the offsets Redis assigned. The last channel to
+// complete answers the publisher; any failure answers it at once. Shared
 // between actors (and their threads) through publish_ticket_ptr.
 #pragma once
 
@@ -10,30 +12,40 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <string>
 #include <vector>
 
 namespace herald::actors {
 
 struct publish_ticket {
-  /// Called once, on the thread of the channel that completes last, with
-  /// the offsets in request order; or with `failed` true when a channel
-  /// dropped the ticket (the ticket died incomplete).
-  using done_fn = std::function<void(const publish_ticket&, bool failed)>;
+  /// Called exactly once, on the thread that completes or fails the ticket,
+  /// with the HTTP status and JSON body for the publisher (200 and
+  /// `{"offsets":{...}}` in request order, or an error).
+  using done_fn =
+    std::function<void(const publish_ticket&, unsigned status, const std::string& body)>;
 
   publish_ticket(net::http::publish_request req, done_fn done);
+  /// A ticket dropped incomplete (an actor died with it) answers 500.
   ~publish_ticket();
   publish_ticket(const publish_ticket&) = delete;
   publish_ticket& operator=(const publish_ticket&) = delete;
 
-  /// Records the offset assigned by channel number `index`. Thread-safe;
+  /// Records the offset assigned for channel number `index`. Thread-safe;
   /// each index is completed at most once.
   void complete(std::size_t index, std::uint64_t offset);
+
+  /// Answers the publisher with an error now (later completions are
+  /// ignored). Thread-safe; only the first answer counts.
+  void fail(unsigned status, const std::string& body);
 
   net::http::publish_request request;
   std::vector<std::uint64_t> offsets;
 
 private:
+  void answer(unsigned status, const std::string& body);
+
   std::atomic<std::size_t> remaining_;
+  std::atomic<bool> answered_{false};
   done_fn done_;
 };
 

@@ -19,12 +19,8 @@ herald_service::herald_service(caf::actor_system& sys, caf::actor registry, cons
 
 void herald_service::publish(net::http::publish_request req, publish_done done) {
   auto ticket = std::make_shared<actors::publish_ticket>(
-    std::move(req), [done = std::move(done)](const actors::publish_ticket& t, bool failed) {
-      if (failed)
-        done(500, error_body(errc::internal, "the publication was not stored"));
-      else
-        done(200, net::http::encode_publish_response(t.request.channels, t.offsets));
-    });
+    std::move(req), [done = std::move(done)](const actors::publish_ticket&, unsigned status,
+                                             const std::string& body) { done(status, body); });
   caf::anon_send(registry_, actors::publish_atom_v, std::move(ticket));
 }
 

@@ -24,7 +24,7 @@ int run_server(config& cfg) {
   asio::io_context ioc{static_cast<int>(cfg.io_threads)};
   caf::actor_system sys{cfg};
   auto registry = sys.spawn(actors::channel_registry, cfg.history_options(),
-                            std::function<std::string()>{actors::random_epoch});
+                            std::function<std::string()>{actors::random_epoch}, caf::actor{});
   herald_service service{sys, registry, cfg};
   net::http::static_pages pages{std::string{demo_page}};
   auto opts = cfg.session_options();

@@ -32,6 +32,7 @@ enum class errc : std::uint8_t {
   unsupported_data,     ///< WS binary message (we speak text frames only)
   slow_client,          ///< outbound buffer over --client-max-buffer
   shutting_down,        ///< server is stopping
+  unavailable,          ///< cluster mode: Redis cannot store the publication now
   internal,             ///< a bug on our side; never the client's fault
 };
 

@@ -38,8 +38,8 @@ caf::behavior fake_registry(caf::stateful_actor<reg_state>* self) {
 publish_ticket_ptr ticket(std::string channel, std::string event, std::vector<std::uint64_t>* out) {
   net::http::publish_request req{{std::move(channel)}, std::move(event), R"({"n":1})"};
   return std::make_shared<publish_ticket>(std::move(req),
-                                          [out](const publish_ticket& t, bool failed) {
-                                            if (out && !failed)
+                                          [out](const publish_ticket& t, unsigned status, const std::string&) {
+                                            if (out && status == 200)
                                               out->push_back(t.offsets[0]);
                                           });
 }
@@ -51,7 +51,7 @@ struct fixture : test_coordinator_fixture<> {
 
   fixture() {
     ch = sys.spawn(channel_actor, std::string{"stream:42"}, std::string{"ep1"},
-                   history_options{4, 10s}, reg);
+                   history_options{4, 10s}, reg, caf::actor{});
     run();
   }
 

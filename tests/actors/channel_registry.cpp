@@ -28,7 +28,8 @@ struct fixture : test_coordinator_fixture<> {
 
   fixture() {
     reg = sys.spawn(channel_registry, history_options{8, 5s},
-                    std::function<std::string()>{[this] { return "e" + std::to_string(++epochs); }});
+                    std::function<std::string()>{[this] { return "e" + std::to_string(++epochs); }},
+                    caf::actor{});
     run();
   }
 
@@ -46,8 +47,8 @@ struct fixture : test_coordinator_fixture<> {
   void publish(std::vector<std::string> channels) {
     net::http::publish_request req{std::move(channels), "paused", "{}"};
     auto t = std::make_shared<publish_ticket>(std::move(req),
-                                              [this](const publish_ticket& t, bool failed) {
-                                                if (!failed)
+                                              [this](const publish_ticket& t, unsigned status, const std::string&) {
+                                                if (status == 200)
                                                   replies.push_back(t.offsets);
                                               });
     self->send(reg, publish_atom_v, std::move(t));

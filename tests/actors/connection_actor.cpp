@@ -24,7 +24,7 @@ struct fixture : test_coordinator_fixture<> {
 
   fixture() {
     reg = sys.spawn(channel_registry, history_options{16, 60s},
-                    std::function<std::string()>{[] { return std::string{"ep"}; }});
+                    std::function<std::string()>{[] { return std::string{"ep"}; }}, caf::actor{});
     run();
   }
 

@@ -1,0 +1,121 @@
+#include "actors/redis_gateway.hpp"
+
+#include "net/errors.hpp"
+#include "net/redis/envelope.hpp"
+
+#include <caf/send.hpp>
+#include <spdlog/spdlog.h>
+
+namespace herald::actors {
+
+namespace {
+
+// Turns a Redis envelope into a publication, or null (logged) when a
+// publisher that is not Herald wrote something invalid.
+publication_ptr to_publication(const std::string& text, caf::actor_clock::time_point now) {
+  net::redis::envelope env;
+  std::string error;
+  if (!net::redis::parse_envelope(text, env, error)) {
+    spdlog::warn("redis: dropped an invalid publication envelope: {}", error);
+    return nullptr;
+  }
+  return make_publication(std::move(env.channel), std::move(env.epoch), env.offset,
+                          std::move(env.event), std::move(env.data), now);
+}
+
+} // namespace
+
+caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::backend> backend,
+                            std::shared_ptr<cluster_status> status) {
+  auto& st = self->state;
+  st.backend = std::move(backend);
+  st.status = std::move(status);
+  // Backend events arrive on its thread: hand them to the actor.
+  auto me = caf::actor_cast<caf::actor>(self);
+  st.backend->on_message = [me](const std::string& channel, std::string envelope) {
+    caf::anon_send(me, remote_atom_v, channel, std::move(envelope));
+  };
+  st.backend->on_watching = [me](const std::string& channel) {
+    caf::anon_send(me, watching_atom_v, channel);
+  };
+  st.backend->on_up = [me] { caf::anon_send(me, redis_up_atom_v); };
+  st.backend->on_down = [me](const std::string& reason) {
+    caf::anon_send(me, redis_down_atom_v, reason);
+  };
+  st.backend->start();
+  self->attach_functor([b = st.backend](const caf::error&) { b->stop(); });
+  return {
+    [self](publish_atom, const publish_ticket_ptr& ticket) {
+      const auto& req = ticket->request;
+      for (std::size_t i = 0; i < req.channels.size(); ++i) {
+        self->state.backend->publish(
+          req.channels[i], req.event, req.data,
+          [ticket, i](net::redis::backend::publish_result r) {
+            if (r.ok)
+              ticket->complete(i, r.offset);
+            else
+              ticket->fail(503, error_body(errc::unavailable,
+                                           "Redis did not store the publication (" + r.error
+                                             + "); retry"));
+          });
+      }
+    },
+    [self](watch_atom, const std::string& channel, const caf::actor& ch) {
+      auto& st = self->state;
+      st.watchers[channel] = ch;
+      if (st.confirmed.count(channel) > 0)
+        self->send(ch, watching_atom_v);
+      else
+        st.backend->watch(channel);
+    },
+    [self](unwatch_atom, const std::string& channel) {
+      auto& st = self->state;
+      st.watchers.erase(channel);
+      st.confirmed.erase(channel);
+      st.backend->unwatch(channel);
+    },
+    [self](watching_atom, const std::string& channel) {
+      auto& st = self->state;
+      auto it = st.watchers.find(channel);
+      if (it == st.watchers.end())
+        return; // unwatched meanwhile
+      st.confirmed.insert(channel);
+      self->send(it->second, watching_atom_v);
+    },
+    [self](remote_atom, const std::string& channel, const std::string& envelope) {
+      auto it = self->state.watchers.find(channel);
+      if (it == self->state.watchers.end())
+        return;
+      auto p = to_publication(envelope, self->clock().now());
+      if (p && p->channel == channel)
+        self->send(it->second, remote_atom_v, std::move(p));
+    },
+    [self](sync_atom, const std::string& channel, std::uint64_t after, const caf::actor& ch) {
+      auto now = self->clock().now();
+      self->state.backend->sync(channel, after, [ch, now](net::redis::backend::sync_result r) {
+        sync_result res;
+        res.ok = r.ok;
+        res.error = std::move(r.error);
+        res.epoch = std::move(r.epoch);
+        res.head = r.head;
+        for (const auto& text : r.envelopes)
+          if (auto p = to_publication(text, now))
+            res.entries.push_back(std::move(p));
+        caf::anon_send(ch, synced_atom_v, std::move(res));
+      });
+    },
+    [self](redis_up_atom) {
+      self->state.status->set(true, "ok");
+      spdlog::info("redis: connected; {} channel(s) watched", self->state.watchers.size());
+    },
+    [self](redis_down_atom, const std::string& reason) {
+      auto& st = self->state;
+      st.confirmed.clear();
+      ++st.status->reconnects;
+      st.status->set(false, "Redis unreachable: " + reason);
+      spdlog::warn("redis: down ({}); serving connected clients, reconnecting", reason);
+    },
+  };
+}
+
+} // namespace herald::actors

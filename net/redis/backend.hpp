@@ -1,0 +1,67 @@
+// backend: what the Redis gateway actor asks of Redis, as an interface.
+//
+// The real implementation (client.hpp) runs hiredis on an Asio strand; the
+// actor tests use a recording stand-in. Methods may be called from any
+// thread and return at once; completions and events run on the backend's
+// own thread (never an actor's), so implementations of the callbacks must
+// only hand the data on (the gateway sends itself a message).
+#pragma once
+
+#include <cstdint>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace herald::net::redis {
+
+class backend {
+public:
+  virtual ~backend() = default;
+
+  struct publish_result {
+    bool ok = false;
+    std::string error;      ///< why it failed (not connected, timeout, Redis error)
+    std::string epoch;      ///< the channel's epoch in Redis
+    std::uint64_t offset = 0; ///< the offset Redis gave the publication
+  };
+
+  struct sync_result {
+    bool ok = false;
+    std::string error;
+    std::string epoch;                  ///< the channel's epoch in Redis
+    std::uint64_t head = 0;             ///< offset of its latest publication
+    std::vector<std::string> envelopes; ///< history entries after the asked offset, in order
+  };
+
+  /// Runs the publish script for one channel (docs/cluster.md). `done` is
+  /// called exactly once, with ok false when Redis is unreachable or
+  /// answered an error (nothing was stored then, or we cannot know: the
+  /// publisher gets 503 and retries).
+  virtual void publish(const std::string& channel, const std::string& event,
+                       const std::string& data, std::function<void(publish_result)> done) = 0;
+
+  /// Reads a channel's epoch, head offset and history after `after`
+  /// (starting an epoch when the channel has none). `done` called once.
+  virtual void sync(const std::string& channel, std::uint64_t after,
+                    std::function<void(sync_result)> done) = 0;
+
+  /// Starts / stops receiving a channel's publications (SUBSCRIBE /
+  /// UNSUBSCRIBE of its pub/sub channel, batched by the implementation).
+  virtual void watch(const std::string& channel) = 0;
+  virtual void unwatch(const std::string& channel) = 0;
+
+  /// Events, set before start(): a publication envelope of a watched
+  /// channel; a watch confirmed by Redis (also after every reconnect); the
+  /// connections up (every watch confirmed again) or down (with a reason).
+  std::function<void(const std::string& channel, std::string envelope)> on_message;
+  std::function<void(const std::string& channel)> on_watching;
+  std::function<void()> on_up;
+  std::function<void(const std::string& reason)> on_down;
+
+  /// Connects (and keeps reconnecting) in the background.
+  virtual void start() = 0;
+  /// Closes the connections. No event follows.
+  virtual void stop() = 0;
+};
+
+} // namespace herald::net::redis

@@ -1,0 +1,57 @@
+// The Redis side of cluster mode, as pure code: key names, the Lua scripts
+// that publish and sync a channel, and the publication envelope every
+// instance (and any non-Herald publisher) exchanges through Redis.
+// docs/cluster.md is the contract; this file implements it.
+#pragma once
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace herald::net::redis {
+
+/// Redis names for one Herald channel under a prefix (default "herald:").
+/// The channel name must already be valid (net/channel_name.hpp): it then
+/// holds only [A-Za-z0-9_.:-], so it cannot reach outside its key.
+struct channel_keys {
+  std::string meta;    ///< hash {epoch, offset}: `<prefix>meta:<channel>`
+  std::string history; ///< stream of envelopes, id `<offset>-0`: `<prefix>history:<channel>`
+  std::string pubsub;  ///< pub/sub channel: `<prefix>pub:<channel>`
+};
+
+/// Key names for `channel` under `prefix`.
+channel_keys keys_for(std::string_view prefix, std::string_view channel);
+
+/// The channel name a pub/sub channel name stands for, or empty when
+/// `pubsub` does not start with `<prefix>pub:`.
+std::string channel_of_pubsub(std::string_view prefix, std::string_view pubsub);
+
+/// Lua: append one publication to a channel's history and publish it, in
+/// one atomic step. KEYS: meta, history. ARGV: pubsub channel, channel
+/// name, event, data (JSON text), history size, history ttl (seconds),
+/// epoch to start when the channel has none. Returns {epoch, offset}.
+extern const std::string publish_script;
+
+/// Lua: the channel's epoch and head offset (starting an epoch if there is
+/// none), and every history entry after an offset. KEYS: meta, history.
+/// ARGV: epoch to start, offset to read after, history ttl (seconds).
+/// Returns {epoch, offset, [[id, ["p", envelope]], ...]}.
+extern const std::string sync_script;
+
+/// A publication as it travels through Redis:
+/// `{"channel":"stream:42","epoch":"...","offset":17,"event":"withdrawn","data":<JSON>}`.
+struct envelope {
+  std::string channel;
+  std::string epoch;
+  std::uint64_t offset = 0;
+  std::string event;
+  std::string data; ///< compact JSON text
+};
+
+/// Parses and validates an envelope (channel name, epoch, offset >= 1,
+/// event name, data present). Never throws.
+/// @returns false with a reason in `error` when anything is wrong.
+bool parse_envelope(std::string_view text, envelope& out, std::string& error);
+
+} // namespace herald::net::redis

@@ -1,0 +1,215 @@
+#define CAF_SUITE actors.channel_cluster
+#include "actors/channel_actor.hpp"
+
+#include <caf/test/dsl.hpp>
+
+using namespace herald;
+using namespace herald::actors;
+using namespace std::chrono_literals;
+
+namespace {
+
+struct sub_state {
+  std::vector<subscribe_result> answers;
+  std::vector<publication_ptr> pubs;
+};
+
+caf::behavior subscriber(caf::stateful_actor<sub_state>* self) {
+  return {
+    [self](subscribed_atom, const subscribe_result& r) { self->state.answers.push_back(r); },
+    [self](const publication_ptr& p) { self->state.pubs.push_back(p); },
+  };
+}
+
+// Stands in for the Redis gateway: records what the channel asks of it.
+struct gw_state {
+  std::vector<std::string> watches, unwatches;
+  std::vector<std::uint64_t> syncs; // the `after` of each sync
+};
+
+caf::behavior fake_gateway(caf::stateful_actor<gw_state>* self) {
+  return {
+    [self](watch_atom, const std::string& ch, const caf::actor&) {
+      self->state.watches.push_back(ch);
+    },
+    [self](unwatch_atom, const std::string& ch) { self->state.unwatches.push_back(ch); },
+    [self](sync_atom, const std::string&, std::uint64_t after, const caf::actor&) {
+      self->state.syncs.push_back(after);
+    },
+  };
+}
+
+caf::behavior fake_registry(caf::event_based_actor*) {
+  return {[](idle_atom, const std::string&, std::uint64_t) {}};
+}
+
+
+struct fixture : test_coordinator_fixture<> {
+  caf::actor gw = sys.spawn(fake_gateway);
+  caf::actor reg = sys.spawn(fake_registry);
+  caf::actor ch;
+  std::vector<caf::actor> spawned;
+
+  fixture() {
+    ch = sys.spawn(channel_actor, std::string{"stream:7"}, std::string{"unused"},
+                   history_options{16, 60s}, reg, gw);
+    run();
+  }
+  ~fixture() {
+    for (auto& a : spawned)
+      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(ch, caf::exit_reason::user_shutdown);
+    run();
+  }
+
+  // As the gateway does, stamp publications with the time they arrive.
+  publication_ptr pub(std::string epoch, std::uint64_t offset) {
+    return make_publication("stream:7", std::move(epoch), offset, "withdrawn",
+                            "{\"o\":" + std::to_string(offset) + "}", sys.clock().now());
+  }
+
+  gw_state& gateway() { return deref<caf::stateful_actor<gw_state>>(gw).state; }
+  channel_state& state() { return deref<caf::stateful_actor<channel_state>>(ch).state; }
+  sub_state& sub(const caf::actor& a) { return deref<caf::stateful_actor<sub_state>>(a).state; }
+
+  caf::actor subscribe(std::optional<net::stream_position> since = std::nullopt) {
+    auto s = sys.spawn(subscriber);
+    spawned.push_back(s);
+    self->send(ch, subscribe_atom_v, subscribe_request{"stream:7", s, since});
+    sched.run();
+    return s;
+  }
+
+  void synced(std::string epoch, std::uint64_t head, std::vector<publication_ptr> entries) {
+    sync_result r;
+    r.ok = true;
+    r.epoch = std::move(epoch);
+    r.head = head;
+    r.entries = std::move(entries);
+    self->send(ch, synced_atom_v, std::move(r));
+    sched.run();
+  }
+
+  void remote(publication_ptr p) {
+    self->send(ch, remote_atom_v, std::move(p));
+    sched.run();
+  }
+
+  std::vector<std::uint64_t> offsets(const caf::actor& s) {
+    std::vector<std::uint64_t> out;
+    for (auto& p : sub(s).pubs)
+      out.push_back(p->offset);
+    return out;
+  }
+};
+
+using offsets_t = std::vector<std::uint64_t>;
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(channel_cluster_tests, fixture)
+
+CAF_TEST(the first subscriber waits for the watch and the sync) {
+  auto s = subscribe(net::stream_position{"r1", 1});
+  CAF_CHECK_EQUAL(gateway().watches, std::vector<std::string>{"stream:7"});
+  CAF_CHECK(sub(s).answers.empty());
+  self->send(ch, watching_atom_v);
+  sched.run();
+  CAF_CHECK_EQUAL(gateway().syncs, offsets_t{0});
+  synced("r1", 3, {pub("r1", 1), pub("r1", 2), pub("r1", 3)});
+  CAF_REQUIRE_EQUAL(sub(s).answers.size(), 1u);
+  const auto& a = sub(s).answers[0];
+  CAF_CHECK_EQUAL(a.position.epoch, "r1");
+  CAF_CHECK_EQUAL(a.position.offset, 3u);
+  CAF_CHECK(a.recovered);
+  CAF_REQUIRE_EQUAL(a.replay.size(), 2u);
+  CAF_CHECK_EQUAL(a.replay[0]->offset, 2u);
+}
+
+CAF_TEST(live publications during the first sync are merged without duplicates) {
+  auto s = subscribe();
+  self->send(ch, watching_atom_v);
+  sched.run();
+  remote(pub("r1", 3)); // arrives while the sync is on its way
+  remote(pub("r1", 4));
+  synced("r1", 3, {pub("r1", 1), pub("r1", 2), pub("r1", 3)});
+  CAF_CHECK_EQUAL(state().offset, 4u);
+  // Answered at the head (4): the subscriber is live from there.
+  CAF_CHECK_EQUAL(sub(s).answers.at(0).position.offset, 4u);
+  remote(pub("r1", 5));
+  CAF_CHECK_EQUAL(offsets(s), offsets_t{5});
+}
+
+CAF_TEST(a gap is filled from the stream before going on) {
+  auto s = subscribe();
+  self->send(ch, watching_atom_v);
+  sched.run();
+  synced("r1", 2, {pub("r1", 1), pub("r1", 2)});
+  remote(pub("r1", 3));
+  remote(pub("r1", 6)); // 4 and 5 were lost on the way
+  CAF_CHECK_EQUAL(gateway().syncs, (offsets_t{0, 3}));
+  remote(pub("r1", 7)); // held too, while the fill is on its way
+  synced("r1", 6, {pub("r1", 4), pub("r1", 5), pub("r1", 6)});
+  CAF_CHECK_EQUAL(offsets(s), (offsets_t{3, 4, 5, 6, 7}));
+  remote(pub("r1", 7)); // a late duplicate
+  CAF_CHECK_EQUAL(offsets(s), (offsets_t{3, 4, 5, 6, 7}));
+}
+
+CAF_TEST(a reconfirmed watch syncs again and fills what was missed) {
+  auto s = subscribe();
+  self->send(ch, watching_atom_v);
+  sched.run();
+  synced("r1", 1, {pub("r1", 1)});
+  // Redis went away and came back: the gateway confirms the watch again.
+  self->send(ch, watching_atom_v);
+  sched.run();
+  CAF_CHECK_EQUAL(gateway().syncs, (offsets_t{0, 1}));
+  synced("r1", 3, {pub("r1", 2), pub("r1", 3)});
+  CAF_CHECK_EQUAL(offsets(s), (offsets_t{2, 3}));
+}
+
+CAF_TEST(a new epoch in Redis is adopted from its start) {
+  auto s = subscribe();
+  self->send(ch, watching_atom_v);
+  sched.run();
+  synced("r1", 2, {pub("r1", 1), pub("r1", 2)});
+  remote(pub("r2", 1));
+  CAF_CHECK_EQUAL(gateway().syncs, (offsets_t{0, 0}));
+  synced("r2", 1, {pub("r2", 1)});
+  CAF_CHECK_EQUAL(state().epoch, "r2");
+  CAF_REQUIRE_EQUAL(sub(s).pubs.size(), 1u);
+  CAF_CHECK_EQUAL(sub(s).pubs[0]->epoch, "r2");
+  CAF_CHECK_EQUAL(sub(s).pubs[0]->offset, 1u);
+}
+
+CAF_TEST(the last subscriber leaving stops the watch) {
+  auto s = subscribe();
+  self->send(ch, watching_atom_v);
+  sched.run();
+  synced("r1", 1, {pub("r1", 1)});
+  self->send(ch, unsub_atom_v, s);
+  sched.run();
+  CAF_CHECK_EQUAL(gateway().unwatches, std::vector<std::string>{"stream:7"});
+  CAF_CHECK(state().history.empty());
+  CAF_CHECK(!state().synced);
+  remote(pub("r1", 2)); // a late one is ignored
+  CAF_CHECK(state().history.empty());
+}
+
+CAF_TEST(a failed sync keeps subscribers waiting until the next confirmation) {
+  auto s = subscribe();
+  self->send(ch, watching_atom_v);
+  sched.run();
+  sync_result failed;
+  failed.ok = false;
+  failed.error = "disconnected";
+  self->send(ch, synced_atom_v, failed);
+  sched.run();
+  CAF_CHECK(sub(s).answers.empty());
+  self->send(ch, watching_atom_v);
+  sched.run();
+  synced("r1", 0, {});
+  CAF_CHECK_EQUAL(sub(s).answers.size(), 1u);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
