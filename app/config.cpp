@@ -29,6 +29,13 @@ config::config() {
     .add(max_header_bytes, "max-header-bytes", "largest HTTP request head in bytes, 431 above (8192)")
     .add(max_channels_per_client, "max-channels-per-client", "channels one connection may hold (64)")
     .add(max_channels_per_publish, "max-channels-per-publish", "channels one publish may name (64)")
+    .add(redis_url, "redis-url",
+         "redis://[:password@]host:port[/db]: cluster mode through Redis (env REDIS_URL; "
+         "empty: in-process mode)")
+    .add(redis_prefix, "redis-prefix", "prefix of every Redis key and channel (herald:)")
+    .add(redis_pool_size, "redis-pool-size", "Redis command connections (2)")
+    .add(redis_command_timeout_ms, "redis-command-timeout-ms",
+         "ms to wait for a Redis reply before dropping the connection (2000)")
     .add(log_level, "log-level", "trace, debug, info, warn, error or off (info)");
   // Measured on 2 cores (shared/notes/caf-0.17.md section 5): a sharing
   // scheduler with one worker per core beat work stealing for cheap fan-out.
@@ -72,9 +79,14 @@ std::string config::validate() const {
                    positive(max_ws_message_bytes, "max-ws-message-bytes"),
                    positive(max_header_bytes, "max-header-bytes"),
                    positive(max_channels_per_client, "max-channels-per-client"),
-                   positive(max_channels_per_publish, "max-channels-per-publish")})
+                   positive(max_channels_per_publish, "max-channels-per-publish"),
+                   positive(redis_pool_size, "redis-pool-size"),
+                   positive(redis_command_timeout_ms, "redis-command-timeout-ms")})
     if (!msg.empty())
       return msg;
+  if (redis_prefix.empty() || redis_prefix.size() > 64
+      || redis_prefix.find_first_of(" \r\n\t*?[]") != std::string::npos)
+    return "--redis-prefix must be 1-64 characters without spaces or glob characters";
   if (io_threads > 64)
     return "--io-threads must be at most 64";
   static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
@@ -89,8 +101,9 @@ std::string config::help() const {
   out << "herald: real-time push server (SSE and WebSocket)\n\n"
          "Usage: herald [--option=value ...]\n"
          "Options also come from an INI file (caf-application.ini in the working directory,\n"
-         "or --config-file=PATH; ours under [global], CAF's under [scheduler]) and PORT from\n"
-         "the environment. Precedence: command line > config file > environment > default.\n\n";
+         "or --config-file=PATH; ours under [global], CAF's under [scheduler]), and PORT and\n"
+         "REDIS_URL from the environment. Precedence: command line > config file >\n"
+         "environment > default.\n\n";
   for (const auto& opt : custom_options_) {
     auto cat = std::string{opt.category().data(), opt.category().size()};
     if (cat != "global" && cat != "scheduler" && cat != "work-stealing")

@@ -44,6 +44,12 @@ struct config : caf::actor_system_config {
   std::size_t max_channels_per_client = 64;    ///< subscriptions per connection
   std::size_t max_channels_per_publish = 64;   ///< channels per publish request
 
+  // -- cluster mode (Redis) --------------------------------------------------
+  std::string redis_url;               ///< redis://[:password@]host:port[/db]; empty: in-process; env REDIS_URL
+  std::string redis_prefix = "herald:"; ///< namespace of every Redis key and channel
+  std::size_t redis_pool_size = 2;     ///< command connections (publish, sync)
+  std::size_t redis_command_timeout_ms = 2000; ///< a reply later than this drops the connection
+
   // -- logging ---------------------------------------------------------------
   std::string log_level = "info"; ///< trace, debug, info, warn, error, off
 

@@ -9,19 +9,27 @@
 #include "net/ws/ws_session.hpp"
 
 #include <caf/send.hpp>
+#include <nlohmann/json.hpp>
 #include <spdlog/spdlog.h>
 
 namespace herald::app {
 
-herald_service::herald_service(caf::actor_system& sys, caf::actor registry, const config& cfg)
-  : sys_(sys), registry_(std::move(registry)), max_channels_(cfg.max_channels_per_client) {
+herald_service::herald_service(caf::actor_system& sys, caf::actor registry, caf::actor gateway,
+                               std::shared_ptr<actors::cluster_status> status, const config& cfg)
+  : sys_(sys),
+    registry_(std::move(registry)),
+    gateway_(std::move(gateway)),
+    status_(std::move(status)),
+    max_channels_(cfg.max_channels_per_client) {
 }
 
 void herald_service::publish(net::http::publish_request req, publish_done done) {
   auto ticket = std::make_shared<actors::publish_ticket>(
     std::move(req), [done = std::move(done)](const actors::publish_ticket&, unsigned status,
                                              const std::string& body) { done(status, body); });
-  caf::anon_send(registry_, actors::publish_atom_v, std::move(ticket));
+  // Cluster mode: Redis assigns the offsets and fans out to every instance
+  // (this one included); in-process mode: the channel actors do.
+  caf::anon_send(gateway_ ? gateway_ : registry_, actors::publish_atom_v, std::move(ticket));
 }
 
 std::shared_ptr<net::session_events> herald_service::bridge_for(std::uint64_t id,
@@ -64,8 +72,23 @@ void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
 }
 
 std::string herald_service::health() {
-  return R"({"status":"ok","mode":"in-process","connections":)" + std::to_string(connections())
-         + "}";
+  nlohmann::json j{{"status", "ok"},
+                   {"mode", gateway_ ? "cluster" : "in-process"},
+                   {"connections", connections()}};
+  if (status_) {
+    j["redis"] = status_->ready ? "up" : "down";
+    j["redis_reconnects"] = status_->reconnects.load();
+  }
+  return j.dump();
+}
+
+bool herald_service::ready(std::string& reason) {
+  if (!status_)
+    return true;
+  if (status_->ready)
+    return true;
+  reason = status_->why();
+  return false;
 }
 
 void herald_service::close_all() {

@@ -5,6 +5,7 @@
 // table of open connections for /healthz and for shutdown.
 #pragma once
 
+#include "actors/redis_gateway.hpp"
 #include "app/config.hpp"
 #include "net/frame_sink.hpp"
 #include "net/service.hpp"
@@ -21,12 +22,17 @@ namespace herald::app {
 
 class herald_service : public net::service {
 public:
-  herald_service(caf::actor_system& sys, caf::actor registry, const config& cfg);
+  /// @param gateway the Redis gateway in cluster mode (publications go
+///        through Redis), null in in-process mode (they go to the registry).
+  /// @param status readiness in cluster mode; null in in-process mode.
+  herald_service(caf::actor_system& sys, caf::actor registry, caf::actor gateway,
+                 std::shared_ptr<actors::cluster_status> status, const config& cfg);
 
   void publish(net::http::publish_request req, publish_done done) override;
   void open_sse(std::shared_ptr<net::sse::sse_session> session, net::sse_subscription sub) override;
   void open_ws(std::shared_ptr<net::ws::ws_session> session) override;
   std::string health() override;
+  bool ready(std::string& reason) override;
 
   /// Asks every open connection to close (reason shutdown). Thread-safe.
   void close_all();
@@ -46,6 +52,8 @@ private:
 
   caf::actor_system& sys_;
   caf::actor registry_;
+  caf::actor gateway_;
+  std::shared_ptr<actors::cluster_status> status_;
   std::size_t max_channels_;
   mutable std::mutex mtx_;
   std::unordered_map<std::uint64_t, entry> conns_;

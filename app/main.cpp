@@ -27,6 +27,8 @@ int main(int argc, char** argv) {
     }
     cfg.port = static_cast<std::uint16_t>(v);
   }
+  if (const char* url = std::getenv("REDIS_URL"); url != nullptr)
+    cfg.redis_url = url;
   if (auto err = cfg.parse(argc, argv)) {
     std::cerr << "herald: bad option: " << cfg.render(err) << "\n(see herald --help)\n";
     return EXIT_FAILURE;

@@ -25,7 +25,7 @@ int run_server(config& cfg) {
   caf::actor_system sys{cfg};
   auto registry = sys.spawn(actors::channel_registry, cfg.history_options(),
                             std::function<std::string()>{actors::random_epoch}, caf::actor{});
-  herald_service service{sys, registry, cfg};
+  herald_service service{sys, registry, caf::actor{}, nullptr, cfg};
   net::http::static_pages pages{std::string{demo_page}};
   auto opts = cfg.session_options();
 

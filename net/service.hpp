@@ -50,6 +50,10 @@ public:
 
   /// JSON body of GET /healthz.
   virtual std::string health() = 0;
+
+  /// GET /readyz: whether this instance should get new clients (cluster
+  /// mode: Redis reachable), and why not.
+  virtual bool ready(std::string& reason) = 0;
 };
 
 } // namespace herald::net

@@ -6,7 +6,7 @@ set -euo pipefail
 packages=(
   g++ cmake make pkg-config git curl ca-certificates
   libcaf-dev libboost1.81-dev libhiredis-dev nlohmann-json3-dev libspdlog-dev
-  catch2 redis-server
+  catch2 redis-server haproxy
 )
 
 as_root() {

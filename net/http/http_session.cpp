@@ -102,13 +102,21 @@ void http_session::handle(request req) {
   } else if (path == "/healthz") {
     if (only(bhttp::verb::get))
       send(200, std::string{json_type}, service_.health(), keep, version);
+  } else if (path == "/readyz") {
+    if (!only(bhttp::verb::get))
+      return;
+    std::string reason;
+    if (service_.ready(reason))
+      send(200, std::string{json_type}, R"({"status":"ready"})", keep, version);
+    else
+      send_error(errc::unavailable, reason, keep, version);
   } else if (path == "/demo") {
     if (only(bhttp::verb::get))
       send(200, "text/html; charset=utf-8", pages_.demo_html, keep, version);
   } else if (path == "/") {
     if (only(bhttp::verb::get))
       send(200, std::string{json_type},
-           R"({"name":"herald","routes":["GET /v1/sse","GET /v1/ws","POST /v1/publish","GET /healthz","GET /demo"]})",
+           R"({"name":"herald","routes":["GET /v1/sse","GET /v1/ws","POST /v1/publish","GET /healthz","GET /readyz","GET /demo"]})",
            keep, version);
   } else {
     send_error(errc::not_found, {}, keep, version);

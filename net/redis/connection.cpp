@@ -1,0 +1,508 @@
+#include "net/redis/connection.hpp"
+
+#include "net/redis/hiredis_asio.hpp"
+
+#include <hiredis/async.h>
+#include <hiredis/hiredis.h>
+
+#include <algorithm>
+#include <utility>
+
+namespace herald::net::redis {
+
+namespace {
+
+std::string millis(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
+
+// argv/argvlen views of `args` for redisAsyncCommandArgv (hiredis copies
+// the formatted command at once, so the views only need to live for the call).
+struct argv_view {
+  explicit argv_view(const std::vector<std::string>& args) {
+    argv.reserve(args.size());
+    lens.reserve(args.size());
+    for (const auto& a : args) {
+      argv.push_back(a.data());
+      lens.push_back(a.size());
+    }
+  }
+  int argc() const { return static_cast<int>(argv.size()); }
+  std::vector<const char*> argv;
+  std::vector<std::size_t> lens;
+};
+
+} // namespace
+
+// -- construction -------------------------------------------------------------
+
+std::shared_ptr<connection> connection::create(executor_type executor,
+                                               connection_options options) {
+  return std::shared_ptr<connection>(new connection(std::move(executor), std::move(options)));
+}
+
+connection::connection(executor_type executor, connection_options options)
+  : executor_(std::move(executor)),
+    options_(std::move(options)),
+    resolver_(executor_),
+    connect_timer_(executor_),
+    backoff_timer_(executor_),
+    command_timer_(executor_),
+    heartbeat_timer_(executor_),
+    backoff_(options_.min_backoff),
+    rng_(std::random_device{}()) {}
+
+// hold_ keeps the object alive while a context exists, so none is left here.
+connection::~connection() = default;
+
+// -- timers -------------------------------------------------------------------
+
+// Every timer has a generation: a handler whose generation is stale does
+// nothing. cancel() alone is not enough, because a handler that has already
+// been queued runs with success even after cancel().
+template <class Member>
+void connection::arm(asio::steady_timer& timer, unsigned& generation,
+                     std::chrono::steady_clock::duration after, Member member) {
+  timer.expires_after(after);
+  timer.async_wait(
+    [self = shared_from_this(), g = ++generation, &generation, member](boost::system::error_code ec) {
+      if (ec || g != generation)
+        return;
+      ((*self).*member)();
+    });
+}
+
+void connection::disarm(asio::steady_timer& timer, unsigned& generation) {
+  ++generation;
+  timer.cancel();
+}
+
+void connection::cancel_timers() {
+  disarm(connect_timer_, connect_gen_);
+  disarm(command_timer_, command_gen_);
+  disarm(heartbeat_timer_, heartbeat_gen_);
+  command_timer_armed_ = false;
+}
+
+// -- control ------------------------------------------------------------------
+
+void connection::start() {
+  if (state_ != state::idle)
+    return;
+  begin_attempt();
+}
+
+void connection::stop() {
+  if (state_ == state::stopped)
+    return;
+  state_ = state::stopped;
+  cancel_timers();
+  disarm(backoff_timer_, backoff_gen_);
+  ++resolve_gen_;
+  resolver_.cancel();
+  if (ac_ == nullptr || freeing_)
+    return;
+  if (in_connect_callback_) {
+    // hiredis 0.14 uses the context after onConnect returns: free it later.
+    asio::post(executor_, [self = shared_from_this()] {
+      if (self->ac_ != nullptr && !self->freeing_)
+        self->drop("stopped");
+    });
+    return;
+  }
+  drop("stopped");
+}
+
+void connection::drop(std::string reason) {
+  if (ac_ == nullptr || freeing_)
+    return;
+  if (in_connect_callback_) {
+    asio::post(executor_, [self = shared_from_this(), reason = std::move(reason)]() mutable {
+      self->drop(std::move(reason));
+    });
+    return;
+  }
+  freeing_ = true;
+  drop_reason_ = reason;
+  bool never_connected = !tcp_connected_;
+  // Immediate even against a frozen server (redisAsyncDisconnect would wait
+  // for the pending replies). Inside a reply callback hiredis defers the
+  // free until the callback returns.
+  redisAsyncFree(ac_);
+  // hiredis calls onDisconnect only for a context that had connected.
+  if (never_connected) {
+    context_gone();
+    handle_loss(reason);
+  }
+}
+
+bool connection::connected() const noexcept { return state_ == state::up; }
+
+// -- attempts -----------------------------------------------------------------
+
+void connection::begin_attempt() {
+  ++counters_.connect_attempts;
+  tcp_connected_ = false;
+  freeing_ = false;
+  drop_reason_.clear();
+  if (options_.connect_timeout.count() > 0)
+    arm(connect_timer_, connect_gen_, options_.connect_timeout, &connection::on_connect_timer);
+
+  boost::system::error_code ec;
+  asio::ip::make_address(options_.target.host, ec);
+  if (!ec) {
+    connect_to(options_.target.host);
+    return;
+  }
+  // hiredis would call getaddrinfo() on this thread; resolve in the background.
+  state_ = state::resolving;
+  resolver_.async_resolve(
+    options_.target.host, std::to_string(options_.target.port),
+    [self = shared_from_this(), g = ++resolve_gen_](
+      boost::system::error_code ec, asio::ip::tcp::resolver::results_type results) {
+      if (g != self->resolve_gen_ || self->state_ != state::resolving)
+        return;
+      if (ec || results.empty()) {
+        self->handle_loss("resolve " + self->options_.target.host + ": " +
+                          (ec ? ec.message() : std::string("no address")));
+        return;
+      }
+      self->connect_to(results.begin()->endpoint().address().to_string());
+    });
+}
+
+void connection::connect_to(const std::string& address) {
+  state_ = state::connecting;
+  redisAsyncContext* ac = redisAsyncConnect(address.c_str(), options_.target.port);
+  if (ac == nullptr) {
+    handle_loss("connect: out of memory");
+    return;
+  }
+  if (ac->err != 0) {
+    std::string why = ac->errstr;
+    redisAsyncFree(ac);
+    handle_loss("connect to " + address + ": " + why);
+    return;
+  }
+  ac->data = this;
+  // Before redisAsyncSetConnectCallback, which already asks for a write wait.
+  if (!attach_to_asio(executor_, ac)) {
+    redisAsyncFree(ac);
+    handle_loss("connect: cannot register the socket with Asio");
+    return;
+  }
+  ac_ = ac;
+  hold_ = shared_from_this();
+  redisAsyncSetConnectCallback(ac_, &connection::on_connect_cb);
+  redisAsyncSetDisconnectCallback(ac_, &connection::on_disconnect_cb);
+}
+
+void connection::on_connect_cb(const redisAsyncContext* ac, int status) noexcept {
+  auto* self = static_cast<connection*>(ac->data);
+  if (status != REDIS_OK) {
+    // hiredis frees the context after we return and calls no onDisconnect.
+    std::string why = std::string("connect: ") + ac->errstr;
+    self->context_gone();
+    self->handle_loss(why);
+    return;
+  }
+  self->tcp_connected_ = true;
+  self->state_ = state::handshaking;
+  redisEnableKeepAlive(const_cast<redisContext*>(&ac->c)); // TCP keepalive, 15 s
+  self->in_connect_callback_ = true;
+  self->send_handshake();
+  self->in_connect_callback_ = false;
+}
+
+void connection::send_handshake() {
+  struct item {
+    std::vector<std::string> args;
+    step s;
+    std::size_t script = 0;
+  };
+  std::vector<item> items;
+  const auto& t = options_.target;
+  if (!t.password.empty()) {
+    if (t.username.empty())
+      items.push_back({{"AUTH", t.password}, step::auth});
+    else
+      items.push_back({{"AUTH", t.username, t.password}, step::auth});
+  }
+  if (t.db != 0)
+    items.push_back({{"SELECT", std::to_string(t.db)}, step::select});
+  if (!options_.client_name.empty())
+    items.push_back({{"CLIENT", "SETNAME", options_.client_name}, step::set_name});
+  for (std::size_t i = 0; i < scripts_.size(); ++i)
+    items.push_back({{"SCRIPT", "LOAD", scripts_[i].source}, step::load_script, i});
+  // Always at least one round trip: "up" means the server answers.
+  if (items.empty())
+    items.push_back({{"PING"}, step::ping});
+
+  handshake_remaining_ = items.size();
+  for (auto& it : items) {
+    // The callback runs while the context exists, and hold_ keeps us alive.
+    send(it.args, [this, s = it.s, i = it.script](reply r) { on_handshake_reply(s, i, r); });
+  }
+}
+
+void connection::on_handshake_reply(step s, std::size_t script_index, const reply& r) {
+  if (state_ != state::handshaking || r.is_disconnected())
+    return; // the loss is reported by the disconnect path
+  if (s == step::load_script) {
+    // A script that does not compile is not a connection problem: the sha
+    // stays unknown and eval_script() uses EVAL, which returns the error.
+    scripts_[script_index].sha = r.is_error() ? std::string{} : r.str;
+  } else if (r.is_error()) {
+    static constexpr const char* names[] = {"AUTH", "SELECT", "CLIENT SETNAME", "SCRIPT LOAD",
+                                            "PING"};
+    drop(std::string(names[static_cast<int>(s)]) + " failed: " + r.str);
+    return;
+  }
+  if (--handshake_remaining_ == 0)
+    become_up();
+}
+
+void connection::become_up() {
+  state_ = state::up;
+  backoff_ = options_.min_backoff;
+  ++counters_.connects;
+  if (counters_.connects > 1)
+    ++counters_.reconnects;
+  last_error_.clear();
+  disarm(connect_timer_, connect_gen_);
+  if (options_.heartbeat_interval.count() > 0)
+    arm(heartbeat_timer_, heartbeat_gen_, options_.heartbeat_interval,
+        &connection::on_heartbeat_timer);
+  if (on_up)
+    on_up();
+}
+
+void connection::on_disconnect_cb(const redisAsyncContext* ac, int status) noexcept {
+  auto* self = static_cast<connection*>(ac->data);
+  std::string why = !self->drop_reason_.empty() ? self->drop_reason_
+                    : status == REDIS_OK        ? std::string("connection closed")
+                                                : std::string("connection lost: ") + ac->errstr;
+  self->context_gone();
+  self->handle_loss(why);
+}
+
+// The context is gone (or about to be freed by hiredis, which still calls
+// our hooks): forget it. Our self-reference is released only after hiredis
+// has finished with the context, through a posted handler.
+void connection::context_gone() {
+  ac_ = nullptr;
+  tcp_connected_ = false;
+  freeing_ = false;
+  drop_reason_.clear();
+  in_flight_.clear();
+  ping_outstanding_ = false;
+  handshake_remaining_ = 0;
+  cancel_timers();
+  if (hold_)
+    asio::post(executor_, [hold = std::move(hold_)] {});
+}
+
+// No context exists any more. Reports and schedules the next attempt.
+void connection::handle_loss(const std::string& reason) {
+  if (state_ == state::stopped)
+    return;
+  bool was_up = state_ == state::up;
+  last_error_ = reason;
+  disarm(connect_timer_, connect_gen_);
+  if (was_up)
+    ++counters_.disconnects;
+  else
+    ++counters_.connect_failures;
+  schedule_reconnect();
+  // Last: on_down may call stop().
+  if (was_up && on_down)
+    on_down(reason);
+}
+
+void connection::schedule_reconnect() {
+  state_ = state::backoff;
+  auto ceiling = std::max(backoff_, std::chrono::milliseconds(1));
+  std::uniform_int_distribution<long long> pick(ceiling.count() / 2, ceiling.count());
+  std::chrono::milliseconds delay(pick(rng_));
+  backoff_ = std::min(std::max(backoff_ * 2, std::chrono::milliseconds(1)), options_.max_backoff);
+  arm(backoff_timer_, backoff_gen_, delay, &connection::begin_attempt);
+}
+
+void connection::on_connect_timer() {
+  std::string why = "connect timeout after " + millis(options_.connect_timeout);
+  if (state_ == state::resolving) {
+    ++resolve_gen_;
+    resolver_.cancel();
+    handle_loss(why + " (resolving " + options_.target.host + ")");
+  } else if (state_ == state::connecting || state_ == state::handshaking) {
+    drop(why);
+  }
+}
+
+// -- commands -----------------------------------------------------------------
+
+bool connection::command(std::vector<std::string> args, reply_fn cb) {
+  if (args.empty()) {
+    post_reply(std::move(cb), reply::make_error("ERR empty command"));
+    return false;
+  }
+  if (state_ != state::up || ac_ == nullptr || freeing_) {
+    post_reply(std::move(cb), reply::disconnected());
+    return false;
+  }
+  return send(args, std::move(cb));
+}
+
+bool connection::send(const std::vector<std::string>& args, reply_fn cb) {
+  argv_view v(args);
+  auto heap_cb = std::make_unique<reply_fn>(std::move(cb));
+  if (redisAsyncCommandArgv(ac_, &connection::on_reply_cb, heap_cb.get(), v.argc(), v.argv.data(),
+                            v.lens.data()) != REDIS_OK) {
+    // hiredis refused (the context is being freed) and did not take the callback.
+    post_reply(std::move(*heap_cb), reply::disconnected());
+    return false;
+  }
+  heap_cb.release(); // on_reply_cb deletes it: hiredis calls it exactly once
+  in_flight_.push_back(std::chrono::steady_clock::now());
+  if (options_.command_timeout.count() > 0 && !command_timer_armed_)
+    arm_command_timer();
+  return true;
+}
+
+void connection::post_reply(reply_fn cb, reply r) {
+  if (!cb)
+    return;
+  asio::post(executor_, [cb = std::move(cb), r = std::move(r)]() mutable { cb(std::move(r)); });
+}
+
+void connection::on_reply_cb(redisAsyncContext* ac, void* r, void* privdata) noexcept {
+  std::unique_ptr<reply_fn> cb(static_cast<reply_fn*>(privdata));
+  auto* self = static_cast<connection*>(ac->data);
+  if (!self->in_flight_.empty())
+    self->in_flight_.pop_front();
+  // A redisReply lives only inside this callback: copy it out.
+  reply value = r != nullptr ? copy_reply(*static_cast<redisReply*>(r)) : reply::disconnected();
+  if (*cb)
+    (*cb)(std::move(value));
+}
+
+void connection::arm_command_timer() {
+  command_timer_armed_ = true;
+  auto deadline = in_flight_.front() + options_.command_timeout;
+  command_timer_.expires_at(deadline);
+  command_timer_.async_wait(
+    [self = shared_from_this(), g = ++command_gen_](boost::system::error_code ec) {
+      if (ec || g != self->command_gen_)
+        return;
+      self->on_command_timer();
+    });
+}
+
+void connection::on_command_timer() {
+  command_timer_armed_ = false;
+  if (in_flight_.empty() || ac_ == nullptr || freeing_)
+    return;
+  if (in_flight_.front() + options_.command_timeout <= std::chrono::steady_clock::now()) {
+    ++counters_.command_timeouts;
+    drop("command timeout: no reply within " + millis(options_.command_timeout));
+    return;
+  }
+  arm_command_timer(); // the oldest was answered; wait for the next oldest
+}
+
+void connection::on_heartbeat_timer() {
+  if (state_ != state::up)
+    return;
+  if (ping_outstanding_) {
+    ++counters_.heartbeat_timeouts;
+    drop("heartbeat timeout: no PONG within " + millis(options_.heartbeat_timeout));
+    return;
+  }
+  ping_outstanding_ = true;
+  send({"PING"}, [this](reply r) {
+    if (r.is_disconnected() || state_ != state::up)
+      return;
+    ping_outstanding_ = false;
+    arm(heartbeat_timer_, heartbeat_gen_, options_.heartbeat_interval,
+        &connection::on_heartbeat_timer);
+  });
+  arm(heartbeat_timer_, heartbeat_gen_, options_.heartbeat_timeout,
+      &connection::on_heartbeat_timer);
+}
+
+// -- scripts ------------------------------------------------------------------
+
+script_id connection::add_script(std::string source) {
+  scripts_.push_back({std::move(source), {}});
+  std::size_t index = scripts_.size() - 1;
+  if (state_ == state::up)
+    load_script(index);
+  return script_id{index};
+}
+
+void connection::load_script(std::size_t index) {
+  send({"SCRIPT", "LOAD", scripts_[index].source}, [this, index](reply r) {
+    if (!r.is_error())
+      scripts_[index].sha = std::move(r.str);
+  });
+}
+
+const std::string& connection::script_sha(script_id id) const {
+  static const std::string none;
+  return id.index < scripts_.size() ? scripts_[id.index].sha : none;
+}
+
+bool connection::eval_script(script_id id, std::vector<std::string> keys,
+                             std::vector<std::string> args, reply_fn cb) {
+  if (id.index >= scripts_.size()) {
+    post_reply(std::move(cb), reply::make_error("ERR unknown script id"));
+    return false;
+  }
+  const auto& script = scripts_[id.index];
+  bool by_sha = !script.sha.empty();
+  auto call = std::make_shared<std::vector<std::string>>();
+  call->reserve(3 + keys.size() + args.size());
+  call->push_back(by_sha ? "EVALSHA" : "EVAL");
+  call->push_back(by_sha ? script.sha : script.source);
+  call->push_back(std::to_string(keys.size()));
+  std::move(keys.begin(), keys.end(), std::back_inserter(*call));
+  std::move(args.begin(), args.end(), std::back_inserter(*call));
+  if (!by_sha)
+    return command(std::move(*call), std::move(cb));
+  if (state_ != state::up || ac_ == nullptr || freeing_) {
+    post_reply(std::move(cb), reply::disconnected());
+    return false;
+  }
+  return send(*call, [self = shared_from_this(), call, id, cb = std::move(cb)](reply r) mutable {
+    if (r.has_error_code("NOSCRIPT")) {
+      // Not cached on this server (restart, SCRIPT FLUSH, failover): EVAL
+      // runs it and caches it again, so the sha keeps working afterwards.
+      ++self->counters_.script_fallbacks;
+      (*call)[0] = "EVAL";
+      (*call)[1] = self->scripts_[id.index].source;
+      self->command(std::move(*call), std::move(cb));
+      return;
+    }
+    if (cb)
+      cb(std::move(r));
+  });
+}
+
+// -- pub/sub (for subscriber) -------------------------------------------------
+
+bool connection::send_pubsub(const std::vector<std::string>& args) {
+  if (ac_ == nullptr || freeing_)
+    return false;
+  argv_view v(args);
+  // hiredis keeps this callback per channel and calls it for the
+  // confirmation, every message, the unsubscribe confirmation, and with
+  // NULL when the context is freed. No privdata: ac->data is the connection.
+  return redisAsyncCommandArgv(ac_, &connection::on_push_cb, nullptr, v.argc(), v.argv.data(),
+                               v.lens.data()) == REDIS_OK;
+}
+
+void connection::on_push_cb(redisAsyncContext* ac, void* r, void* /*privdata*/) noexcept {
+  auto* self = static_cast<connection*>(ac->data);
+  if (r != nullptr && self->push_handler_)
+    self->push_handler_(*static_cast<redisReply*>(r));
+}
+
+} // namespace herald::net::redis

@@ -1,0 +1,86 @@
+#!/usr/bin/env bash
+# A local three-instance cluster without Docker, from Debian's packages:
+# redis-server, three herald instances sharing it, and HAProxy in front with
+# docker/haproxy.cfg (round robin, health checks on /readyz).
+#
+#   ./scripts/cluster.sh start   # builds if needed; HAProxy on 127.0.0.1:8090
+#   ./scripts/cluster.sh status
+#   ./scripts/cluster.sh stop    # stops what start started, by PID
+#
+# Ports: REDIS_PORT (6390), HERALD_PORTS ("8091 8092 8093"), LB_PORT (8090).
+# State (PID files, logs) lives in build/cluster/.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+run=build/cluster
+redis_port="${REDIS_PORT:-6390}"
+read -r -a herald_ports <<<"${HERALD_PORTS:-8091 8092 8093}"
+lb_port="${LB_PORT:-8090}"
+
+stop_pidfile() {
+  local f=$1
+  [ -f "$f" ] || return 0
+  local pid
+  pid=$(cat "$f")
+  if kill -0 "$pid" 2>/dev/null; then
+    kill "$pid" 2>/dev/null || true
+    for _ in $(seq 1 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$pid" 2>/dev/null || true
+  fi
+  rm -f "$f"
+}
+
+wait_http() {
+  for _ in $(seq 1 100); do
+    curl -fs "$1" >/dev/null 2>&1 && return 0
+    sleep 0.1
+  done
+  echo "cluster: $1 did not answer" >&2
+  return 1
+}
+
+case "${1:-}" in
+  start)
+    [ -x build/bin/herald ] || ./scripts/build.sh
+    mkdir -p "$run"
+    redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
+      --dir "$run" --logfile "$run/redis.log" --daemonize no &
+    echo $! >"$run/redis.pid"
+    for i in 0 1 2; do
+      REDIS_URL="redis://127.0.0.1:$redis_port" ./build/bin/herald --host=127.0.0.1 \
+        --port="${herald_ports[$i]}" >"$run/herald$((i + 1)).log" 2>&1 &
+      echo $! >"$run/herald$((i + 1)).pid"
+    done
+    for p in "${herald_ports[@]}"; do wait_http "http://127.0.0.1:$p/readyz"; done
+    LISTEN="127.0.0.1:$lb_port" HERALD_1="127.0.0.1:${herald_ports[0]}" \
+      HERALD_2="127.0.0.1:${herald_ports[1]}" HERALD_3="127.0.0.1:${herald_ports[2]}" \
+      haproxy -f docker/haproxy.cfg -db >"$run/haproxy.log" 2>&1 &
+    echo $! >"$run/haproxy.pid"
+    wait_http "http://127.0.0.1:$lb_port/healthz"
+    cat <<EOT
+cluster up: HAProxy http://127.0.0.1:$lb_port -> herald on ${herald_ports[*]}, Redis on $redis_port
+  subscribe: curl -N "http://127.0.0.1:$lb_port/v1/sse?channel=stream:42"
+  publish:   curl -X POST http://127.0.0.1:${herald_ports[0]}/v1/publish -d '{"channel":"stream:42","event":"e","data":1}'
+  stop:      ./scripts/cluster.sh stop
+EOT
+    ;;
+  stop)
+    stop_pidfile "$run/haproxy.pid"
+    for i in 1 2 3; do stop_pidfile "$run/herald$i.pid"; done
+    stop_pidfile "$run/redis.pid"
+    echo "cluster stopped"
+    ;;
+  status)
+    for f in "$run"/*.pid; do
+      [ -f "$f" ] || continue
+      if kill -0 "$(cat "$f")" 2>/dev/null; then s=up; else s=down; fi
+      echo "$(basename "$f" .pid): pid $(cat "$f") $s"
+    done
+    for p in "${herald_ports[@]}"; do
+      echo "herald :$p /readyz -> $(curl -s -o /dev/null -w '%{http_code}' "http://127.0.0.1:$p/readyz")"
+    done
+    ;;
+  *)
+    echo "usage: $0 start|stop|status" >&2
+    exit 2
+    ;;
+esac
