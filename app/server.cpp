@@ -3,7 +3,10 @@
 #include "actors/channel_registry.hpp"
 #include "app/demo_page.hpp"
 #include "app/herald_service.hpp"
+#include "actors/redis_gateway.hpp"
 #include "net/listener.hpp"
+#include "net/redis/client.hpp"
+#include "net/redis/url.hpp"
 
 #include <caf/actor_system.hpp>
 #include <caf/send.hpp>
@@ -23,9 +26,35 @@ int run_server(config& cfg) {
   // a destroyed io_context (shared/notes/caf-0.17.md section 7).
   asio::io_context ioc{static_cast<int>(cfg.io_threads)};
   caf::actor_system sys{cfg};
+
+  // Cluster mode: a Redis gateway links this instance to the others.
+  caf::actor gateway;
+  std::shared_ptr<actors::cluster_status> status;
+  if (!cfg.redis_url.empty()) {
+    net::redis::client::options ropts;
+    std::string error;
+    if (!net::redis::parse_url(cfg.redis_url, ropts.target, error)) {
+      spdlog::critical("--redis-url: {}", error);
+      return 1;
+    }
+    ropts.prefix = cfg.redis_prefix;
+    ropts.pool_size = cfg.redis_pool_size;
+    ropts.command_timeout = std::chrono::milliseconds(cfg.redis_command_timeout_ms);
+    ropts.history_size = cfg.history_size;
+    ropts.history_ttl = std::chrono::seconds(cfg.history_ttl);
+    ropts.make_epoch = actors::random_epoch;
+    status = std::make_shared<actors::cluster_status>();
+    gateway = sys.spawn(actors::redis_gateway, std::shared_ptr<net::redis::backend>(
+                                                 net::redis::client::create(ioc, ropts)),
+                        status);
+    spdlog::info("mode: cluster through Redis at {} (prefix {})",
+                 net::redis::to_log_string(ropts.target), cfg.redis_prefix);
+  } else {
+    spdlog::info("mode: in-process (no Redis): publications reach the clients of this instance");
+  }
   auto registry = sys.spawn(actors::channel_registry, cfg.history_options(),
-                            std::function<std::string()>{actors::random_epoch}, caf::actor{});
-  herald_service service{sys, registry, caf::actor{}, nullptr, cfg};
+                            std::function<std::string()>{actors::random_epoch}, gateway);
+  herald_service service{sys, registry, gateway, status, cfg};
   net::http::static_pages pages{std::string{demo_page}};
   auto opts = cfg.session_options();
 
@@ -36,13 +65,13 @@ int run_server(config& cfg) {
   } catch (const std::exception& e) {
     spdlog::critical("cannot listen on {}:{}: {}", cfg.host, cfg.port, e.what());
     caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
+    caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
     return 1;
   }
   listener->on_accept_error = [](const boost::system::error_code& ec) {
     spdlog::warn("accept failed: {} (retrying)", ec.message());
   };
   listener->run();
-  spdlog::info("mode: in-process (no Redis): publications reach the clients of this instance");
   spdlog::info("scheduler: policy={} max-threads={}, io-threads={}",
                caf::to_string(caf::get_or(cfg, "scheduler.policy", caf::atom("sharing"))),
                sys.scheduler().num_workers(), cfg.io_threads);
@@ -70,6 +99,7 @@ int run_server(config& cfg) {
     t.join();
   service.stop_actors();
   caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
   sys.await_all_actors_done();
   spdlog::info("stopped");
   return 0;

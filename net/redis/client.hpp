@@ -1,0 +1,67 @@
+// client: the Redis backend of cluster mode (backend.hpp) on hiredis and
+// Asio. Created by app/server when --redis-url is set, owned by the Redis
+// gateway actor. It runs a small pool of command connections (publish and
+// sync scripts, pipelined, each command with a timeout) and one pub/sub
+// subscriber, all on one strand of the network's io_context: no thread per
+// command. It reports "up" when the subscriber has every wanted channel
+// confirmed and at least one command connection is connected, and "down"
+// when either is lost; the connections reconnect by themselves with capped
+// exponential backoff and jitter. Every public method may be called from
+// any thread (it posts to the strand); callbacks run on the strand.
+#pragma once
+
+#include "net/asio.hpp"
+#include "net/redis/backend.hpp"
+#include "net/redis/connection.hpp"
+#include "net/redis/subscriber.hpp"
+
+#include <chrono>
+#include <functional>
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace herald::net::redis {
+
+class client : public backend, public std::enable_shared_from_this<client> {
+public:
+  struct options {
+    url target;                       ///< parsed --redis-url
+    std::string prefix = "herald:";   ///< --redis-prefix
+    std::size_t pool_size = 2;        ///< command connections
+    std::chrono::milliseconds command_timeout{2000};
+    std::size_t history_size = 256;   ///< stream length (MAXLEN) per channel
+    std::chrono::seconds history_ttl{300}; ///< key expiry after the last publication
+    std::function<std::string()> make_epoch; ///< epochs for channels that have none
+  };
+
+  /// Makes a client on a new strand of `ioc`. Call start() to connect.
+  static std::shared_ptr<client> create(asio::io_context& ioc, options opts);
+
+  void publish(const std::string& channel, const std::string& event, const std::string& data,
+               std::function<void(publish_result)> done) override;
+  void sync(const std::string& channel, std::uint64_t after,
+            std::function<void(sync_result)> done) override;
+  void watch(const std::string& channel) override;
+  void unwatch(const std::string& channel) override;
+  void start() override;
+  void stop() override;
+
+private:
+  client(asio::io_context& ioc, options opts);
+  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
+  /// Index of a connected command connection (round robin), or npos.
+  std::size_t pick();
+  void update_state(const std::string& reason);
+
+  asio::strand<asio::io_context::executor_type> strand_;
+  options opts_;
+  std::vector<std::shared_ptr<connection>> pool_;
+  std::vector<script_id> publish_script_, sync_script_;
+  std::shared_ptr<subscriber> subscriber_;
+  std::size_t next_ = 0;
+  bool up_ = false;
+  bool stopped_ = false;
+};
+
+} // namespace herald::net::redis
