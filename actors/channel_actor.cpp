@@ -101,6 +101,7 @@ void answer(channel_pointer self, const subscribe_request& req, bool monitored =
     self->monitor(req.subscriber);
   subscribe_result res;
   res.channel = st.name;
+  res.request = req.request;
   res.channel_actor = caf::actor_cast<caf::actor>(self);
   res.position = {st.epoch, st.offset};
   res.recovered = rec.recovered;

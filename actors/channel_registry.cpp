@@ -38,10 +38,16 @@ caf::behavior channel_registry(registry_pointer self, history_options history,
   self->state.history = history;
   self->state.gateway = std::move(gateway);
   self->state.make_epoch = make_epoch ? std::move(make_epoch) : random_epoch;
-  // A channel that fails is forgotten (the next use spawns a fresh one with a
-  // new epoch, so clients see an explicit gap); any other exit message is a
-  // shutdown request for the registry itself.
+  // An exit message from an actor (a linked channel that ended) only makes
+  // the registry forget that channel: the next use spawns a fresh one with a
+  // new epoch, so clients see an explicit gap. Only an exit message with no
+  // sender, or naming the registry itself (anon_send_exit: the server
+  // shutting down), ends the registry.
   self->set_exit_handler([self](caf::exit_msg& em) {
+    if (!em.source || em.source == self->address()) {
+      self->quit(em.reason);
+      return;
+    }
     auto& chans = self->state.channels;
     for (auto it = chans.begin(); it != chans.end(); ++it) {
       if (it->second.channel.address() == em.source) {
@@ -49,7 +55,6 @@ caf::behavior channel_registry(registry_pointer self, history_options history,
         return;
       }
     }
-    self->quit(em.reason);
   });
   return {
     [self](subscribe_atom, const subscribe_request& req) {
@@ -70,8 +75,9 @@ caf::behavior channel_registry(registry_pointer self, history_options history,
         return; // something is still on its way to the channel
       if (it->second.channel.address() != caf::actor_cast<caf::actor_addr>(self->current_sender()))
         return; // an older actor of the same name
-      self->send(it->second.channel, stop_atom_v);
+      // Unlink first: the channel's exit must not reach us as a failure.
       self->unlink_from(it->second.channel);
+      self->send(it->second.channel, stop_atom_v);
       chans.erase(it);
     },
   };

@@ -71,9 +71,11 @@ bool connection_state::deliver(const publication& p, const publication_ptr&) {
 namespace {
 
 void subscribe(connection_pointer self, const std::string& channel) {
-  auto& s = self->state.subs[channel];
-  self->send(self->state.registry, subscribe_atom_v,
-             subscribe_request{channel, caf::actor_cast<caf::actor>(self), s.since});
+  auto& st = self->state;
+  auto& s = st.subs[channel];
+  s.request = st.next_request++;
+  self->send(st.registry, subscribe_atom_v,
+             subscribe_request{channel, caf::actor_cast<caf::actor>(self), s.since, s.request});
 }
 
 // Sets the position a subscription starts from: where the client was when
@@ -104,12 +106,12 @@ void on_subscribed(connection_pointer self, subscribe_result& res) {
   auto& st = self->state;
   auto it = st.subs.find(res.channel);
   if (it == st.subs.end()) {
-    // Unsubscribed while the subscribe was on its way.
+    // Unsubscribed while the subscribe was on its way: leave the channel.
     self->send(res.channel_actor, unsub_atom_v, caf::actor_cast<caf::actor>(self));
     return;
   }
-  if (it->second.active)
-    return; // an answer we already have
+  if (it->second.active || it->second.request != res.request)
+    return; // the answer to a subscribe the client cancelled (and renewed): ours follows
   self->monitor(res.channel_actor);
   if (st.options.kind == transport::sse && st.pending_initial > 0) {
     st.answered.push_back(std::move(res));
@@ -146,7 +148,7 @@ void on_text(connection_pointer self, const std::string& text) {
   ws::command cmd;
   ws::command_error err;
   if (!ws::parse_command(text, cmd, err)) {
-    send_ws(st, ws::encode_error(err.id, err.code, err.message));
+    send_ws(st, ws::encode_error(err.id, err.code, err.message, err.channel));
     return;
   }
   switch (cmd.kind) {
@@ -181,6 +183,11 @@ void on_text(connection_pointer self, const std::string& text) {
       if (it->second.active) {
         self->demonitor(it->second.channel);
         self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
+      } else {
+        // The subscribe is still on its way: it ends here, and says so.
+        send_ws(st, ws::encode_error(it->second.request_id, errc::cancelled,
+                                     "unsubscribed before the subscription completed",
+                                     cmd.channel));
       }
       st.subs.erase(it);
       send_ws(st, ws::encode_unsubscribed(cmd.id, cmd.channel));

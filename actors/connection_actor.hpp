@@ -43,6 +43,7 @@ struct subscription {
   nlohmann::json request_id;      ///< WS: id of the pending subscribe
   std::optional<net::stream_position> since;
   std::uint32_t hash = 0;         ///< sse::channel_hash(name)
+  std::uint64_t request = 0;      ///< number of the subscribe on its way
 };
 
 struct connection_state {
@@ -55,6 +56,7 @@ struct connection_state {
   std::vector<publication_ptr> held; ///< SSE: live publications held until all answered
   std::vector<subscribe_result> answered; ///< SSE: answers held until all arrived
   bool closing = false;
+  std::uint64_t next_request = 1;  ///< numbers subscribe requests
 
   /// SSE: the cursor of the connection's current positions.
   std::string sse_cursor() const;

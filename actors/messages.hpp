@@ -67,11 +67,15 @@ struct subscribe_request {
   std::string channel;
   caf::actor subscriber;
   std::optional<net::stream_position> since;
+  /// The subscriber's number for this request, echoed in the answer, so an
+  /// answer to a subscribe the client cancelled is never taken for a later one.
+  std::uint64_t request = 0;
 };
 
 /// The channel's answer, sent to the subscriber before any live publication.
 struct subscribe_result {
   std::string channel;
+  std::uint64_t request = 0;      ///< subscribe_request::request
   caf::actor channel_actor;       ///< for unsubscribe
   net::stream_position position;  ///< epoch and offset of the latest publication
   bool recovered = false;         ///< `since` given and every missed publication is in `replay`

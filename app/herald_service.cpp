@@ -83,6 +83,10 @@ std::string herald_service::health() {
 }
 
 bool herald_service::ready(std::string& reason) {
+  if (draining_) {
+    reason = "shutting down";
+    return false;
+  }
   if (!status_)
     return true;
   if (status_->ready)
@@ -92,6 +96,7 @@ bool herald_service::ready(std::string& reason) {
 }
 
 void herald_service::close_all() {
+  draining_ = true;
   std::vector<std::shared_ptr<net::frame_sink>> sinks;
   {
     std::lock_guard<std::mutex> guard{mtx_};

@@ -33,6 +33,7 @@ public:
   void open_ws(std::shared_ptr<net::ws::ws_session> session) override;
   std::string health() override;
   bool ready(std::string& reason) override;
+  bool draining() const override { return draining_; }
 
   /// Asks every open connection to close (reason shutdown). Thread-safe.
   void close_all();
@@ -58,6 +59,7 @@ private:
   mutable std::mutex mtx_;
   std::unordered_map<std::uint64_t, entry> conns_;
   std::atomic<std::uint64_t> next_id_{1};
+  std::atomic<bool> draining_{false};
 };
 
 } // namespace herald::app

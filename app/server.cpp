@@ -77,6 +77,28 @@ int run_server(config& cfg) {
                sys.scheduler().num_workers(), cfg.io_threads);
   spdlog::info("listening on {}:{}", cfg.host, listener->port());
 
+  // The registry and the gateway are the server's spine: if one of them
+  // ends outside a shutdown, fail loudly and exit non-zero (a supervisor
+  // restarts the instance; clients recover from history) instead of
+  // answering publishes with errors forever.
+  std::atomic<bool> failed{false};
+  auto supervisor = sys.spawn([&ioc, &failed, &service, registry, gateway](
+                                caf::event_based_actor* self) -> caf::behavior {
+    self->monitor(registry);
+    if (gateway)
+      self->monitor(gateway);
+    self->set_down_handler([self, &ioc, &failed, &service](caf::down_msg& dm) {
+      if (!service.draining()) {
+        spdlog::critical("a core actor ended unexpectedly ({}): exiting",
+                         caf::to_string(dm.reason));
+        failed = true;
+        ioc.stop();
+      }
+      self->quit();
+    });
+    return {[](caf::unit_t) {}};
+  });
+
   asio::signal_set signals{ioc, SIGINT, SIGTERM};
   auto work = asio::make_work_guard(ioc);
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
@@ -84,11 +106,26 @@ int run_server(config& cfg) {
       return;
     spdlog::info("signal {}: shutting down", sig);
     listener->stop();
-    service.close_all();
+    service.close_all(); // marks the service draining first
     work.reset();
-    // Sessions get a short grace to send their close frames; then stop.
-    auto timer = std::make_shared<asio::steady_timer>(ioc, std::chrono::seconds(3));
-    timer->async_wait([&ioc, timer](const boost::system::error_code&) { ioc.stop(); });
+    // Sessions get a short grace to send their close frames: stop as soon
+    // as all are closed, or after 3 s.
+    auto timer = std::make_shared<asio::steady_timer>(ioc);
+    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    auto poll = std::make_shared<std::function<void()>>();
+    *poll = [&ioc, &service, timer, deadline, poll] {
+      if (service.connections() == 0 || std::chrono::steady_clock::now() >= deadline) {
+        ioc.stop();
+        *poll = nullptr; // break the self-reference
+        return;
+      }
+      timer->expires_after(std::chrono::milliseconds(20));
+      timer->async_wait([poll](const boost::system::error_code&) {
+        if (*poll)
+          (*poll)();
+      });
+    };
+    (*poll)();
   });
 
   std::vector<std::thread> threads;
@@ -100,9 +137,10 @@ int run_server(config& cfg) {
   service.stop_actors();
   caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
+  caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
   sys.await_all_actors_done();
   spdlog::info("stopped");
-  return 0;
+  return failed ? 1 : 0;
 }
 
 } // namespace herald::app

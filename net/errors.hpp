@@ -33,6 +33,7 @@ enum class errc : std::uint8_t {
   slow_client,          ///< outbound buffer over --client-max-buffer
   shutting_down,        ///< server is stopping
   unavailable,          ///< cluster mode: Redis cannot store the publication now
+  cancelled,            ///< WS subscribe ended by an unsubscribe before it completed
   internal,             ///< a bug on our side; never the client's fault
 };
 

@@ -54,6 +54,10 @@ public:
   /// GET /readyz: whether this instance should get new clients (cluster
   /// mode: Redis reachable), and why not.
   virtual bool ready(std::string& reason) = 0;
+
+  /// True once shutdown began: new requests (on new or kept-alive
+  /// connections) are refused with 503 shutting_down and the connection closed.
+  virtual bool draining() const = 0;
 };
 
 } // namespace herald::net

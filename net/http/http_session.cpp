@@ -78,9 +78,15 @@ void http_session::handle(request req) {
   auto method = req.method();
   auto keep = req.keep_alive();
   auto version = req.version();
+  if (service_.draining()) {
+    // Clients come back to another instance (or to this one, restarted).
+    send_error(errc::shutting_down, {}, false, version);
+    return;
+  }
   auto only = [&](bhttp::verb allowed) {
     if (method == allowed)
       return true;
+    allow_ = allowed == bhttp::verb::post ? "POST" : "GET";
     send_error(errc::method_not_allowed, {}, keep, version);
     return false;
   };
@@ -202,7 +208,7 @@ void http_session::send(unsigned status, std::string content_type, std::string b
   response_->set(bhttp::field::content_type, content_type);
   response_->set(bhttp::field::cache_control, "no-store");
   if (status == 405)
-    response_->set(bhttp::field::allow, "GET, POST");
+    response_->set(bhttp::field::allow, allow_);
   response_->keep_alive(keep_alive);
   response_->body() = std::move(body);
   response_->prepare_payload();

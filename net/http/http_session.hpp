@@ -53,6 +53,7 @@ private:
   std::shared_ptr<bhttp::response<bhttp::string_body>> response_;
   session_options opts_;
   service& service_;
+  std::string allow_; ///< Allow header of the next 405
   const static_pages& pages_;
 };
 

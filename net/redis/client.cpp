@@ -116,7 +116,7 @@ void client::publish(const std::string& channel, const std::string& event,
     }
     auto& c = self->pool_[i];
     auto keys = keys_for(self->opts_.prefix, channel);
-    auto cb = [done](reply r) mutable {
+    auto cb = [done = std::move(done)](reply r) mutable {
       if (r.type == reply::array && r.elements.size() == 2 && r.elements[0].type == reply::string
           && r.elements[1].type == reply::integer && r.elements[1].number > 0) {
         done({true, {}, r.elements[0].str, static_cast<std::uint64_t>(r.elements[1].number)});
@@ -124,11 +124,11 @@ void client::publish(const std::string& channel, const std::string& event,
       }
       done({false, r.is_error() ? r.str : "unexpected reply " + r.to_string(), {}, 0});
     };
-    if (!c->eval_script(self->publish_script_[i], {keys.meta, keys.history},
-                        {keys.pubsub, channel, event, data, std::to_string(self->opts_.history_size),
-                         std::to_string(self->opts_.history_ttl.count()), self->opts_.make_epoch()},
-                        std::move(cb)))
-      done({false, "not connected", {}, 0});
+    // When it cannot send, eval_script still calls `cb` (with "disconnected").
+    c->eval_script(self->publish_script_[i], {keys.meta, keys.history},
+                   {keys.pubsub, channel, event, data, std::to_string(self->opts_.history_size),
+                    std::to_string(self->opts_.history_ttl.count()), self->opts_.make_epoch()},
+                   std::move(cb));
   });
 }
 
@@ -142,7 +142,7 @@ void client::sync(const std::string& channel, std::uint64_t after,
     }
     auto& c = self->pool_[i];
     auto keys = keys_for(self->opts_.prefix, channel);
-    auto cb = [done](reply r) mutable {
+    auto cb = [done = std::move(done)](reply r) mutable {
       sync_result res;
       if (r.type != reply::array || r.elements.size() != 3 || r.elements[0].type != reply::string
           || r.elements[1].type != reply::integer || r.elements[2].type != reply::array) {
@@ -164,11 +164,10 @@ void client::sync(const std::string& channel, std::uint64_t after,
       }
       done(std::move(res));
     };
-    if (!c->eval_script(self->sync_script_[i], {keys.meta, keys.history},
-                        {self->opts_.make_epoch(), std::to_string(after),
-                         std::to_string(self->opts_.history_ttl.count())},
-                        std::move(cb)))
-      done({false, "not connected", {}, 0, {}});
+    c->eval_script(self->sync_script_[i], {keys.meta, keys.history},
+                   {self->opts_.make_epoch(), std::to_string(after),
+                    std::to_string(self->opts_.history_ttl.count())},
+                   std::move(cb));
   });
 }
 

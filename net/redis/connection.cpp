@@ -6,6 +6,7 @@
 #include <hiredis/hiredis.h>
 
 #include <algorithm>
+#include <iterator>
 #include <utility>
 
 namespace herald::net::redis {
@@ -157,12 +158,12 @@ void connection::begin_attempt() {
   resolver_.async_resolve(
     options_.target.host, std::to_string(options_.target.port),
     [self = shared_from_this(), g = ++resolve_gen_](
-      boost::system::error_code ec, asio::ip::tcp::resolver::results_type results) {
+      boost::system::error_code error, asio::ip::tcp::resolver::results_type results) {
       if (g != self->resolve_gen_ || self->state_ != state::resolving)
         return;
-      if (ec || results.empty()) {
+      if (error || results.empty()) {
         self->handle_loss("resolve " + self->options_.target.host + ": " +
-                          (ec ? ec.message() : std::string("no address")));
+                          (error ? error.message() : std::string("no address")));
         return;
       }
       self->connect_to(results.begin()->endpoint().address().to_string());
@@ -332,8 +333,10 @@ void connection::on_connect_timer() {
     ++resolve_gen_;
     resolver_.cancel();
     handle_loss(why + " (resolving " + options_.target.host + ")");
-  } else if (state_ == state::connecting || state_ == state::handshaking) {
-    drop(why);
+  } else if (state_ == state::connecting) {
+    drop(why + " (TCP connect)");
+  } else if (state_ == state::handshaking) {
+    drop(why + " (handshake)");
   }
 }
 
@@ -409,7 +412,7 @@ void connection::on_command_timer() {
 }
 
 void connection::on_heartbeat_timer() {
-  if (state_ != state::up)
+  if (state_ != state::up || ac_ == nullptr || freeing_)
     return;
   if (ping_outstanding_) {
     ++counters_.heartbeat_timeouts;

@@ -22,6 +22,7 @@
 // Lifetime: the connection keeps itself alive while it has a socket or a
 // pending timer. Call stop() before dropping the last shared_ptr, otherwise
 // it lives (and reconnects) until its executor's io_context is destroyed.
+// Drop the last shared_ptr on the executor, or once no thread runs it.
 //
 // Not for SUBSCRIBE: a subscribed connection only takes (UN)SUBSCRIBE; use
 // redis::subscriber (net/redis/subscriber.hpp).
@@ -45,8 +46,9 @@ struct redisReply;
 
 namespace herald::net::redis {
 
-/// Receives the owned copy of one reply. Called exactly once per command,
-/// on the connection's executor, never before command() returns. When the
+/// Receives the owned copy of one reply. Called exactly once per command
+/// (unless the io_context is destroyed first), on the connection's executor,
+/// never before command() returns. When the
 /// connection was lost, stopped or timed out before the reply arrived (or the
 /// command could not be sent), the reply is `reply::disconnected()`: kind
 /// error, text "disconnected" (check with reply::is_disconnected()).
@@ -171,9 +173,11 @@ public:
   std::size_t in_flight() const noexcept { return in_flight_.size(); }
   /// The sha1 (40 hex digits) of a registered script; empty while unknown.
   const std::string& script_sha(script_id id) const;
+  /// Monotonic counters (attempts, reconnects, timeouts, ...).
   const connection_counters& counters() const noexcept { return counters_; }
   /// Why the last attempt failed or the last connection was lost; empty before.
   const std::string& last_error() const noexcept { return last_error_; }
+  /// The options given to create().
   const connection_options& options() const noexcept { return options_; }
   /// Thread-safe.
   const executor_type& get_executor() const noexcept { return executor_; }

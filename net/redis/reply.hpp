@@ -25,7 +25,9 @@ struct reply {
   std::string str;             ///< bulk string, status or error text (binary-safe)
   std::vector<reply> elements; ///< the elements of an array reply
 
+  /// Nil bulk string or nil array (GET of a missing key, BLPOP timeout).
   bool is_nil() const noexcept { return type == nil; }
+  /// Any error reply, including disconnected().
   bool is_error() const noexcept { return type == error; }
   /// True for the error reply made by disconnected().
   bool is_disconnected() const noexcept { return type == error && str == disconnected_text; }

@@ -97,8 +97,8 @@ void subscriber::on_connection_up() {
   resubscribing_.clear();
   up_ = false;
 
-  // One SUBSCRIBE: the probe channel first (so the subscription count never
-  // drops to 0 on this connection), then every wanted channel.
+  // One SUBSCRIBE: the probe channel first (it stays subscribed, so the
+  // connection never leaves subscribed mode), then every wanted channel.
   std::vector<std::string> args;
   args.reserve(2 + wanted_.size());
   args.push_back("SUBSCRIBE");
@@ -178,10 +178,9 @@ void subscriber::on_confirm_unsubscribe(const std::string& channel) {
   if (it == server_.end() || it->second != channel_state::unsubscribing)
     return;
   server_.erase(it);
-  // Wanted again while the UNSUBSCRIBE was in flight: subscribe now. (Not
-  // earlier: hiredis 0.14 deletes the channel's callback when the
-  // unsubscribe confirmation arrives, so a SUBSCRIBE sent before it would be
-  // confirmed into the void and its messages dropped.)
+  // Wanted again while the UNSUBSCRIBE was in flight: subscribe now. One
+  // transition per channel is in flight at a time, so server_ always says
+  // what Redis will have once the commands sent so far are done.
   if (wanted_.count(channel) > 0) {
     dirty_.insert(channel);
     schedule_flush();
@@ -191,8 +190,6 @@ void subscriber::on_confirm_unsubscribe(const std::string& channel) {
 void subscriber::check_up() {
   if (up_ || stopped_ || !resubscribing_.empty() || !conn_->connected())
     return;
-  // resubscribing_ is empty before the first SUBSCRIBE too; only the
-  // probe confirmation (never sent while disconnected) gets us here then.
   up_ = true;
   ++counters_.ups;
   if (on_up)

@@ -10,11 +10,17 @@
 // every `heartbeat_interval`: Redis confirms every SUBSCRIBE, so a missing
 // confirmation after `heartbeat_timeout` means a frozen server and drops
 // the connection. The probe channel stays subscribed for the connection's
-// whole life, which also keeps hiredis 0.14 in subscribed mode (it would
-// abort on a confirmation arriving after the subscription count hit 0).
+// whole life, so the connection never leaves subscribed mode.
+//
+// Per channel at most one SUBSCRIBE or UNSUBSCRIBE is in flight: a channel
+// wanted again while its UNSUBSCRIBE is unconfirmed is subscribed when the
+// confirmation arrives, so the subscriber's view always matches Redis's.
 //
 // Threading: as connection (net/redis/connection.hpp): every member function
 // except create() and get_executor() on the executor; callbacks run on it.
+// Lifetime: call stop() before dropping the last shared_ptr (on the
+// executor, or once no thread runs it); the connection inside would
+// otherwise keep reconnecting.
 //
 // Only SUBSCRIBE is supported: no PSUBSCRIBE (not needed), no SSUBSCRIBE
 // (hiredis 0.14 aborts on it, see /work/shared/notes/hiredis-asio.md §7).
@@ -102,12 +108,15 @@ public:
   bool connected() const noexcept;
   /// Between on_up and on_down.
   bool up() const noexcept { return up_; }
+  /// `channel` is in the wanted set (subscribe() called, unsubscribe() not).
   bool wanted(const std::string& channel) const { return wanted_.count(channel) > 0; }
   /// Redis has confirmed `channel` on the current connection.
   bool confirmed(const std::string& channel) const;
+  /// Size of the wanted set (the probe channel not included).
   std::size_t wanted_count() const noexcept { return wanted_.size(); }
   /// The private channel used as probe ("__herald_probe:<random hex>").
   const std::string& probe_channel() const noexcept { return probe_channel_; }
+  /// Counters of the subscriber itself.
   const subscriber_counters& counters() const noexcept { return counters_; }
   /// Counters of the underlying connection (reconnects, ...).
   const connection_counters& link_counters() const noexcept { return conn_->counters(); }

@@ -30,7 +30,7 @@ sse_session::sse_session(tcp::socket socket, const session_options& opts)
 
 void sse_session::start(std::shared_ptr<session_events> events) {
   events_ = std::move(events);
-  on_deliver({}, make_frame(encode_response_head(opts_.sse_retry_ms)));
+  on_deliver({}, make_frame(encode_response_head(opts_.sse_retry_ms))); // sets write_started_
   arm_heartbeat();
   do_read();
 }
@@ -94,7 +94,6 @@ void sse_session::do_write() {
   for (auto v : views_)
     buffers_.emplace_back(v.data(), v.size());
   write_started_ = std::chrono::steady_clock::now();
-  wrote_since_heartbeat_ = true;
   arm_write_timer();
   asio::async_write(socket_, buffers_,
                     [self = shared_from_this()](beast::error_code ec, std::size_t n) {
@@ -137,15 +136,17 @@ void sse_session::do_read() {
 }
 
 void sse_session::arm_heartbeat() {
-  heartbeat_timer_.expires_after(opts_.sse_heartbeat);
+  // Due --sse-heartbeat after the last write began; writes only move the
+  // due time, the timer catches up when it fires.
+  heartbeat_timer_.expires_at(write_started_ + opts_.sse_heartbeat);
   heartbeat_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (ec || self->closed_ || self->closing_)
       return;
-    if (!self->wrote_since_heartbeat_ && !self->queue_.writing()) {
+    auto due = self->write_started_ + self->opts_.sse_heartbeat;
+    if (due <= std::chrono::steady_clock::now() && !self->queue_.writing()) {
       static const frame beat = make_frame(std::string{heartbeat});
-      self->on_deliver({}, beat);
+      self->on_deliver({}, beat); // starts a write: moves write_started_
     }
-    self->wrote_since_heartbeat_ = false;
     self->arm_heartbeat();
   });
 }

@@ -59,10 +59,9 @@ private:
   std::shared_ptr<session_events> events_;
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer write_timer_;
-  std::chrono::steady_clock::time_point write_started_;
+  std::chrono::steady_clock::time_point write_started_; ///< start of the last write
   std::array<char, 512> read_buf_{};
   std::string peer_;
-  bool wrote_since_heartbeat_ = true;
   bool write_timer_armed_ = false;
   bool closing_ = false;
   bool closed_ = false;

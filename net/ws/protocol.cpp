@@ -33,24 +33,24 @@ void put_id(json& j, const json& id) {
 bool parse_command(std::string_view text, command& out, command_error& err) {
   json doc;
   if (!parse_client_json(text, doc) || !doc.is_object()) {
-    err = {errc::invalid_json, nullptr, "the message must be one JSON object"};
+    err = {errc::invalid_json, nullptr, "the message must be one JSON object", {}};
     return false;
   }
   json id;
   if (auto it = doc.find("id"); it != doc.end()) {
     if (!it->is_number() && !it->is_string()) {
-      err = {errc::invalid_request, nullptr, "\"id\" must be a number or a string"};
+      err = {errc::invalid_request, nullptr, "\"id\" must be a number or a string", {}};
       return false;
     }
     if (it->is_string() && it->get_ref<const std::string&>().size() > 64) {
-      err = {errc::invalid_request, nullptr, "\"id\" string longer than 64 characters"};
+      err = {errc::invalid_request, nullptr, "\"id\" string longer than 64 characters", {}};
       return false;
     }
     id = *it;
   }
   auto op_it = doc.find("op");
   if (op_it == doc.end() || !op_it->is_string()) {
-    err = {errc::invalid_request, id, "\"op\" must be a string"};
+    err = {errc::invalid_request, id, "\"op\" must be a string", {}};
     return false;
   }
   const auto& name = op_it->get_ref<const std::string&>();
@@ -66,24 +66,27 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
   else if (name == "unsubscribe")
     cmd.kind = op::unsubscribe;
   else {
-    err = {errc::unknown_op, id, "unknown op; expected subscribe, unsubscribe or ping"};
+    err = {errc::unknown_op, id, "unknown op; expected subscribe, unsubscribe or ping", {}};
     return false;
   }
   auto ch = doc.find("channel");
   if (ch == doc.end() || !ch->is_string()) {
-    err = {errc::invalid_request, id, "\"channel\" must be a string"};
+    err = {errc::invalid_request, id, "\"channel\" must be a string", {}};
     return false;
   }
   cmd.channel = ch->get<std::string>();
   if (validate_channel(cmd.channel)) {
-    err = {errc::invalid_channel, id, std::string{info(errc::invalid_channel).message}};
+    // Echo the refused name (at most 200 bytes; dump escapes anything odd).
+    err = {errc::invalid_channel, id, std::string{info(errc::invalid_channel).message},
+           cmd.channel.substr(0, 200)};
     return false;
   }
   if (cmd.kind == op::subscribe) {
     if (auto s = doc.find("since"); s != doc.end() && !s->is_null()) {
       stream_position pos;
       if (!read_since(*s, pos)) {
-        err = {errc::invalid_since, id, std::string{info(errc::invalid_since).message}};
+        err = {errc::invalid_since, id, std::string{info(errc::invalid_since).message},
+               cmd.channel};
         return false;
       }
       cmd.since = std::move(pos);

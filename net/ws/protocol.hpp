@@ -33,6 +33,7 @@ struct command_error {
   errc code = errc::invalid_json;
   nlohmann::json id;
   std::string message;
+  std::string channel; ///< the command's `channel` when it is a string (may be invalid)
 };
 
 /// Parses one client message. Never throws.

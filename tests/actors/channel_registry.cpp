@@ -122,4 +122,17 @@ CAF_TEST(a failed channel is forgotten and the registry lives on) {
   CAF_CHECK_EQUAL(replies[1], (std::vector<std::uint64_t>{1}));
 }
 
+CAF_TEST(exits of channels never end the registry) {
+  publish({"stream:1"});
+  auto ch = state().channels.at("stream:1").channel;
+  // A channel that ends normally after it was forgotten (the stop race):
+  // its exit message must not take the registry down.
+  state().channels.clear();
+  caf::anon_send_exit(ch, caf::exit_reason::user_shutdown);
+  sched.run();
+  publish({"stream:2"});
+  CAF_REQUIRE_EQUAL(replies.size(), 2u);
+  CAF_CHECK_EQUAL(replies[1], (std::vector<std::uint64_t>{1}));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

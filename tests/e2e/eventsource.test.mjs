@@ -8,7 +8,17 @@ import { after, before, describe, test } from "node:test";
 import { EventSource } from "eventsource";
 
 import { encodeAccountId } from "../../demo/strkey.mjs";
-import { Inbox, cursorPosition, probeUntilDelivered, publishOk, sleep, startHerald } from "./lib/herald.mjs";
+import {
+  Inbox,
+  awaitBackgroundStops,
+  cursorPosition,
+  probeUntilDelivered,
+  publishOk,
+  publishOnce,
+  sleep,
+  startHerald,
+  stopInBackground,
+} from "./lib/herald.mjs";
 
 const USER = encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => 255 - i));
 const TEST_TIMEOUT = 20_000;
@@ -39,12 +49,16 @@ function openEventSource(baseUrl, channels, { lastEventId, query = "" } = {}) {
 }
 
 /** Waits until `client` receives a probe on every channel. */
-async function ready(baseUrl, client, channels) {
+async function ready(baseUrl, client, channels, send = publishOk) {
   await probeUntilDelivered(baseUrl, client.inbox, channels, {
+    send,
     isProbe: (e, tag) => e.type === "probe" && e.data === JSON.stringify({ probe: tag }),
   });
   return client.inbox.items.length;
 }
+
+// Herald processes stopped in the background by the suites: wait for them.
+after(() => awaitBackgroundStops());
 
 describe("eventsource package", () => {
   let h;
@@ -54,7 +68,7 @@ describe("eventsource package", () => {
   });
   after(async () => {
     for (const c of clients) c.close();
-    await h?.stop();
+    stopInBackground(h);
   });
 
   test("receives named events with their ids", { timeout: TEST_TIMEOUT }, async () => {
@@ -138,8 +152,16 @@ describe("eventsource package across a server restart", () => {
     const port = h.port;
     let client;
     try {
+      // Publish on connections that close after the reply: an idle pooled
+      // keep-alive connection would be reused by the EventSource's fetch
+      // during the shutdown grace (see the keep-alive shutdown test in sse.test.mjs).
+      const sendOnce = async (url, body) => {
+        const r = await publishOnce(url, body);
+        if (r.status !== 200) throw new Error(`publish: ${r.status} ${r.text}`);
+        return r.json.offsets;
+      };
       client = openEventSource(h.url, [channel]);
-      await ready(h.url, client, [channel]);
+      await ready(h.url, client, [channel], sendOnce);
       const before = cursorPosition(client.inbox.items.at(-1).lastEventId, channel);
       const n = client.inbox.items.length;
       await h.stop(); // sends retry: 1000, then closes
@@ -156,6 +178,7 @@ describe("eventsource package across a server restart", () => {
       assert.ok(client.errors.length >= 1, "the drop was reported through onerror");
       assert.equal(client.opens.length, 2, "opened twice");
       await probeUntilDelivered(h.url, client.inbox, [channel], {
+        send: sendOnce,
         isProbe: (e, tag) => e.type === "probe" && e.data === JSON.stringify({ probe: tag }),
       });
       const after = cursorPosition(client.inbox.items.at(-1).lastEventId, channel);

@@ -3,10 +3,13 @@
 // gaps, and malformed cursors. See docs/protocol.md.
 
 import assert from "node:assert/strict";
+import net from "node:net";
 import { after, before, describe, test } from "node:test";
 
 import { encodeAccountId } from "../../demo/strkey.mjs";
 import {
+  awaitBackgroundStops,
+  badAccountId,
   channelHash,
   channelOfEvent,
   cursorPosition,
@@ -19,6 +22,7 @@ import {
   sseCurl,
   sseReady,
   startHerald,
+  stopInBackground,
 } from "./lib/herald.mjs";
 
 const USER = encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => (i * 7 + 3) & 0xff));
@@ -48,6 +52,9 @@ async function assertNoMoreEvents(sub, count, ms = 300) {
   );
 }
 
+// Herald processes stopped in the background by the suites: wait for them.
+after(() => awaitBackgroundStops());
+
 describe("SSE (default history)", () => {
   let h;
   const clients = [];
@@ -57,7 +64,7 @@ describe("SSE (default history)", () => {
   });
   after(async () => {
     await closeAll(clients);
-    await h?.stop();
+    stopInBackground(h);
   });
 
   test("two channels: status, headers, order, ids, names and data unchanged", { timeout: TEST_TIMEOUT }, async () => {
@@ -119,11 +126,11 @@ describe("SSE (default history)", () => {
         assert.equal(parseCursor(e.id).length, 2, "one entry per channel");
       });
     }
-    // The raw stream has no field the parser did not know.
+    // No line of the raw stream is an injected field.
     assert.ok(!/^(?:event: x|data: fake)$/m.test(sub.raw()), "no injected field line");
   });
 
-  test("heartbeat comment within ~2.5 s on an idle connection", { timeout: TEST_TIMEOUT }, async () => {
+  test("heartbeat comment within ~2.5 s on an idle connection", { timeout: TEST_TIMEOUT }, async (t) => {
     const sub = sseCurl(`${h.url}/v1/sse?channel=stream:sse-idle`);
     clients.push(sub);
     assert.equal(await sub.status, 200);
@@ -131,6 +138,7 @@ describe("SSE (default history)", () => {
     const deadline = started + 2500;
     while (sub.comments.length === 0 && Date.now() < deadline) await sleep(25);
     assert.ok(sub.comments.length > 0, `no ':' comment within 2.5 s; got ${JSON.stringify(sub.raw())}`);
+    t.diagnostic(`first heartbeat ${sub.comments[0].at - started} ms after the response head`);
     assert.equal(sub.comments[0].text, "", "the heartbeat is a bare ':' line");
     assert.match(sub.raw(), /\n:\n/);
     // And it keeps beating while idle.
@@ -140,6 +148,27 @@ describe("SSE (default history)", () => {
     assert.ok(sub.comments.length > n, "a second heartbeat follows");
     assert.equal(sub.events.items.length, 0, "heartbeats are not events");
   });
+
+  test(
+    "the heartbeat goes out --sse-heartbeat seconds after the last write, not up to twice that",
+    {
+      timeout: TEST_TIMEOUT,
+    },
+    async () => {
+      const sub = sseCurl(`${h.url}/v1/sse?channel=stream:sse-idle-2`);
+      clients.push(sub);
+      try {
+        assert.equal(await sub.status, 200);
+        const started = Date.now();
+        while (sub.comments.length === 0 && Date.now() - started < 3000) await sleep(25);
+        assert.ok(sub.comments.length > 0, "a heartbeat");
+        const after = sub.comments[0].at - started;
+        assert.ok(after <= 1500, `first heartbeat ${after} ms after the response head (want ~1000)`);
+      } finally {
+        await sub.close();
+      }
+    },
+  );
 
   /** Subscribes, receives 3 live events, disconnects, publishes 10. Returns state. */
   async function disconnectAndMiss(channel, missed = 10) {
@@ -276,8 +305,8 @@ describe("SSE (default history)", () => {
     assert.ok(sub2.events.items.slice(2).every((e) => e.event === "probe"), "only probes after the gap and the replay");
     assert.equal(parseCursor(third.id).length, 3, "the cursor covers the three channels");
     assert.deepEqual(cursorPosition(third.id, a), { epoch: posA.epoch, offset: ra[a] });
-    const rc = await publishOk(h.url, { channel: c, event: "live_c", data: 2 });
     const n = sub2.events.items.length;
+    const rc = await publishOk(h.url, { channel: c, event: "live_c", data: 2 });
     const [live] = await eventsAfter(sub2, n, 1);
     assert.equal(live.event, "live_c");
     assert.equal(cursorPosition(live.id, c).offset, rc[c]);
@@ -329,7 +358,7 @@ describe("SSE (default history)", () => {
       ["/v1/sse", 400, "invalid_request"],
       ["/v1/sse?channel=foo:1", 400, "invalid_channel"],
       [`/v1/sse?channel=stream:${"a".repeat(129)}`, 400, "invalid_channel"],
-      [`/v1/sse?channel=user:${USER.slice(0, -1)}${USER.endsWith("A") ? "B" : "A"}`, 400, "invalid_channel"],
+      [`/v1/sse?channel=user:${badAccountId(7)}`, 400, "invalid_channel"],
       [`/v1/sse?${Array.from({ length: 65 }, (_, i) => `channel=stream:m${i}`).join("&")}`, 400, "too_many_channels"],
     ];
     for (const [route, status, code] of cases) {
@@ -354,7 +383,7 @@ describe("SSE with --history-size=3", () => {
   });
   after(async () => {
     await closeAll(clients);
-    await h?.stop();
+    stopInBackground(h);
   });
 
   test("missing 10 publications gives herald.gap history_expired, then live", { timeout: TEST_TIMEOUT }, async () => {
@@ -410,4 +439,42 @@ describe("SSE on shutdown", () => {
       await h.stop();
     }
   });
+});
+
+describe("SSE on shutdown, keep-alive connections", () => {
+  test(
+    "a keep-alive connection used after SIGTERM gets no stream that ends without the retry: 1000 hint",
+    {
+      timeout: TEST_TIMEOUT,
+    },
+    async () => {
+      const h = await startHerald([]);
+      const socket = net.connect(h.port, "127.0.0.1");
+      try {
+        socket.setEncoding("utf8");
+        socket.on("error", () => {});
+        let out = "";
+        socket.on("data", (d) => (out += d));
+        const closed = new Promise((resolve) => socket.once("close", resolve));
+        await new Promise((resolve) => socket.once("connect", resolve));
+        socket.write("GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        const deadline = Date.now() + 2000;
+        while (!out.includes('"status":"ok"') && Date.now() < deadline) await sleep(10);
+        assert.match(out, /"status":"ok"/);
+        const head = out.length;
+        const stopped = h.stop();
+        await sleep(500);
+        if (!socket.destroyed) socket.write("GET /v1/sse?channel=stream:sse-keepalive HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
+        await closed;
+        await stopped;
+        const after = out.slice(head);
+        if (after.includes("text/event-stream")) {
+          assert.match(after, /retry: 1000\n\n$/, `a stream opened during shutdown ended with ${JSON.stringify(after.slice(-60))}`);
+        }
+      } finally {
+        socket.destroy();
+        await h.stop();
+      }
+    },
+  );
 });

@@ -7,10 +7,38 @@
 import { spawn } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
+import http from "node:http";
+import net from "node:net";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
+import { ACCOUNT_ID_VERSION, base32Encode, crc16Xmodem, encodeAccountId, isAccountId } from "../../../demo/strkey.mjs";
+
 const here = path.dirname(fileURLToPath(import.meta.url));
+
+// ------------------------------------------------------------ Stellar addresses
+
+/** A valid account id ("G...") made from `seed` (any number). */
+export function accountId(seed) {
+  return encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => (seed * 31 + i * 7) & 0xff));
+}
+
+/**
+ * A canonical base32 StrKey of 56 characters for `seed` with the checksum
+ * wrong (or, with `version`, another version byte and a right checksum).
+ */
+export function badAccountId(seed, { version = ACCOUNT_ID_VERSION, breakChecksum = true } = {}) {
+  const raw = new Uint8Array(35);
+  raw[0] = version;
+  raw.set(Uint8Array.from({ length: 32 }, (_, i) => (seed * 31 + i * 7) & 0xff), 1);
+  let crc = crc16Xmodem(raw.subarray(0, 33));
+  if (breakChecksum) crc ^= 0x0101;
+  raw[33] = crc & 0xff;
+  raw[34] = crc >> 8;
+  const text = base32Encode(raw);
+  if (text.length !== 56 || isAccountId(text)) throw new Error(`not a bad account id: ${text}`);
+  return text;
+}
 
 /** Path of the herald binary: $HERALD_BIN or ../../../build/bin/herald. */
 export const HERALD_BIN =
@@ -139,6 +167,24 @@ export async function startHerald(args = [], { timeoutMs = 10_000 } = {}) {
   };
 }
 
+/**
+ * Stops `h` without waiting (herald's graceful shutdown takes 3 s), so the
+ * next suite of the file can start; `awaitBackgroundStops()` (in a file-level
+ * `after`) waits for all of them.
+ */
+const backgroundStops = new Set();
+export function stopInBackground(h) {
+  if (!h) return;
+  const p = h.stop();
+  backgroundStops.add(p);
+  p.finally(() => backgroundStops.delete(p));
+}
+
+/** Waits until every herald stopped with stopInBackground() has exited. */
+export async function awaitBackgroundStops() {
+  await Promise.all([...backgroundStops]);
+}
+
 // ------------------------------------------------------------------ publish
 
 /**
@@ -160,6 +206,42 @@ export async function publish(url, body) {
     json = undefined;
   }
   return { status: res.status, headers: res.headers, text, json };
+}
+
+/**
+ * Like publish() but on a fresh connection closed after the reply
+ * (node:http, no keep-alive pool), for tests where a pooled idle connection
+ * to the server would change what is being observed (e.g. a restart).
+ */
+export function publishOnce(url, body) {
+  const payload = Buffer.from(typeof body === "string" ? body : JSON.stringify(body), "utf8");
+  return new Promise((resolve, reject) => {
+    const req = http.request(
+      `${url}/v1/publish`,
+      {
+        method: "POST",
+        agent: false,
+        headers: { "content-type": "application/json", "content-length": payload.length, connection: "close" },
+      },
+      (res) => {
+        let text = "";
+        res.setEncoding("utf8");
+        res.on("data", (c) => (text += c));
+        res.on("end", () => {
+          let json;
+          try {
+            json = JSON.parse(text);
+          } catch {
+            json = undefined;
+          }
+          resolve({ status: res.statusCode, headers: res.headers, text, json });
+        });
+        res.on("error", reject);
+      },
+    );
+    req.on("error", reject);
+    req.end(payload);
+  });
 }
 
 /** Like publish() but throws unless the reply is 200; returns the offsets object. */
@@ -522,11 +604,11 @@ let probeCounter = 0;
  * `inbox` holds channels.length items matching `isProbe(item, tag)` for one
  * tag: each channel then delivers to the subscriber.
  */
-export async function probeUntilDelivered(baseUrl, inbox, channels, { timeoutMs = 5000, isProbe }) {
+export async function probeUntilDelivered(baseUrl, inbox, channels, { timeoutMs = 5000, isProbe, send = publishOk }) {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const tag = `p${process.pid}-${++probeCounter}`;
-    await publishOk(baseUrl, { channels, event: "probe", data: { probe: tag } });
+    await send(baseUrl, { channels, event: "probe", data: { probe: tag } });
     try {
       await inbox.until((items) => items.filter((e) => isProbe(e, tag)).length >= channels.length, {
         timeoutMs: 250,
@@ -555,4 +637,60 @@ export function channelOfEvent(prevId, id, channels) {
 /** The offsets `channel` has in each event id of `events`. */
 export function offsetsOf(events, channel) {
   return events.map((e) => cursorPosition(e.id, channel)?.offset);
+}
+
+// ------------------------------------------------------------ raw SSE client
+
+/**
+ * An SSE subscription over a bare TCP socket (node:net), request sent by
+ * hand, for tests that control reading (pause/resume) precisely.
+ * @returns {Promise<{socket: import('node:net').Socket, text:()=>string, events:()=>object[],
+ *   pause:()=>void, resume:()=>void, ended: Promise<string>, isEnded:()=>boolean, destroy:()=>void}>}
+ * `events()` parses what arrived so far (after the response head).
+ */
+export async function rawSse(port, pathAndQuery, headers = {}) {
+  const socket = net.connect(port, "127.0.0.1");
+  socket.on("error", () => {}); // reported through `ended`
+  const chunks = [];
+  let bytes = 0;
+  socket.on("data", (d) => {
+    chunks.push(d);
+    bytes += d.length;
+  });
+  let endReason = null;
+  const ended = new Promise((resolve) => {
+    const finish = (why) => {
+      if (endReason === null) {
+        endReason = why;
+        resolve(why);
+      }
+    };
+    socket.on("end", () => finish("end"));
+    socket.on("error", (err) => finish(err.code || String(err)));
+    socket.on("close", () => finish("close"));
+  });
+  await new Promise((resolve, reject) => {
+    socket.once("connect", resolve);
+    socket.once("error", reject);
+  });
+  const extra = Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}\r\n`)
+    .join("");
+  socket.write(`GET ${pathAndQuery} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nAccept: text/event-stream\r\n${extra}\r\n`);
+  const text = () => Buffer.concat(chunks).toString("utf8");
+  return {
+    socket,
+    text,
+    bytes: () => bytes,
+    events: () => {
+      const all = text();
+      const end = all.indexOf("\r\n\r\n");
+      return end < 0 ? [] : parseSse(all.slice(end + 4)).events;
+    },
+    pause: () => socket.pause(),
+    resume: () => socket.resume(),
+    ended,
+    isEnded: () => endReason !== null,
+    destroy: () => socket.destroy(),
+  };
 }

@@ -1,0 +1,14 @@
+// The parent process of a run: starts the workers, waits for the
+// connections, publishes according to the scenario, waits for the
+// deliveries, samples the servers, and reports.
+#pragma once
+
+#include "loadtest/options.hpp"
+
+namespace herald::loadtest {
+
+/// Runs the scenario `o` (already finalized) and prints the report.
+/// Returns the exit status: 0 pass, 1 a check failed, 3 runtime error.
+int run_controller(const options& o);
+
+} // namespace herald::loadtest

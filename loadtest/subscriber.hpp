@@ -1,0 +1,182 @@
+// One subscriber connection (SSE or WebSocket) of a worker process, and the
+// state it shares with the worker's other subscribers.
+//
+// A subscriber connects from a chosen loopback source address, performs the
+// handshake (GET /v1/sse, or the WebSocket upgrade on /v1/ws followed by one
+// subscribe per channel), then reads with a readiness wait and a read into
+// the worker's shared buffer, so an idle connection holds no read buffer.
+// Every publication it receives is checked per channel: latency from the
+// send time in the data, duplicates and order by offset (Herald's SSE cursor
+// or WebSocket offset) and by the publication's sequence number.
+#pragma once
+
+#include "loadtest/histogram.hpp"
+#include "loadtest/payload.hpp"
+#include "loadtest/sse_parser.hpp"
+#include "loadtest/ws_client.hpp"
+
+#include <boost/asio/io_context.hpp>
+#include <boost/asio/ip/tcp.hpp>
+
+#include <cstdint>
+#include <map>
+#include <random>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace herald::loadtest {
+
+namespace asio = boost::asio;
+using tcp = asio::ip::tcp;
+
+/// Which protocol a subscriber speaks.
+enum class transport { sse, ws };
+
+/// Delivery counters of all subscribers of one worker.
+struct delivery_counters {
+  std::uint64_t received = 0;     ///< publication deliveries (each channel counts)
+  std::uint64_t duplicates = 0;   ///< deliveries of an offset/seq already received
+  std::uint64_t out_of_order = 0; ///< deliveries older than one already received
+  std::uint64_t offset_gaps = 0;  ///< offsets skipped when a later one arrived
+  std::uint64_t gap_notices = 0;  ///< explicit gap notices from the server
+  std::uint64_t unparsed = 0;     ///< events that carried no seq/t, or an unknown channel
+  std::uint64_t bytes = 0;        ///< bytes read
+  std::int64_t first_recv_ns = 0; ///< first delivery (CLOCK_MONOTONIC)
+  std::int64_t last_recv_ns = 0;  ///< latest delivery
+};
+
+class subscriber;
+
+/// What a subscriber tells its owner.
+class subscriber_events {
+public:
+  virtual ~subscriber_events() = default;
+  /// The handshake (and for WebSocket every subscription) completed,
+  /// `took_ns` after the connection attempt started.
+  virtual void on_established(subscriber& s, bool resumed, std::int64_t took_ns) = 0;
+  /// The attempt failed before being established.
+  virtual void on_failed(subscriber& s, bool resumed, const std::string& reason) = 0;
+  /// An established connection ended without the worker asking.
+  virtual void on_dropped(subscriber& s, const std::string& reason) = 0;
+};
+
+/// State shared by every subscriber of a worker (single-threaded).
+struct subscriber_context {
+  explicit subscriber_context(asio::io_context& io) : ioc(io) {}
+
+  asio::io_context& ioc;
+  std::vector<std::string> channel_names;    ///< by channel id
+  std::vector<std::uint32_t> channel_hashes; ///< FNV-1a of each name, by id
+  std::vector<char> buf = std::vector<char>(64 * 1024); ///< shared read buffer
+  delivery_counters counters;
+  histogram latency;      ///< publish-to-receive, ns, whole run
+  histogram step_latency; ///< same, since the last snapshot
+  std::map<std::string, std::uint64_t> notices; ///< gap reasons and other notices, counted
+  std::mt19937_64 rng{12345};
+  subscriber_events* events = nullptr;
+};
+
+/// Where and how one subscriber connects.
+struct subscriber_spec {
+  std::uint64_t index = 0;   ///< global connection number
+  transport kind = transport::sse;
+  int target_index = 0;      ///< index in the target list
+  tcp::endpoint target;
+  std::string host;          ///< Host header ("127.0.0.1:8080")
+  asio::ip::address_v4 source;
+  std::vector<int> channels; ///< channel ids
+  bool slow = false;         ///< stops reading once established
+};
+
+class subscriber {
+public:
+  enum class state : std::uint8_t { idle, connecting, handshake, subscribing, established, failed, closed };
+
+  /// A subscriber that does nothing until start().
+  subscriber(subscriber_context& ctx, subscriber_spec spec);
+  subscriber(const subscriber&) = delete;
+  subscriber& operator=(const subscriber&) = delete;
+
+  /// Opens a socket bound to (source, 0), connects and subscribes. With
+  /// `resume`, resumes from the last position received (SSE Last-Event-ID,
+  /// WebSocket `since`), so nothing published meanwhile is missed.
+  void start(bool resume);
+  /// Closes the connection on purpose (not reported as dropped).
+  void drop();
+  /// Fails an attempt that has not been established `timeout_ns` after it
+  /// started; no effect otherwise.
+  void check_timeout(std::int64_t now_ns, std::int64_t timeout_ns);
+  /// For a slow subscriber at the end of a run: reads what is buffered and
+  /// tells whether the server has closed the connection (EOF or reset).
+  bool closed_by_server();
+
+  /// Current state.
+  state current() const noexcept { return state_; }
+  /// True while an attempt started with resume is in progress.
+  bool resuming() const noexcept { return resume_ && in_progress(); }
+  /// True while connecting, in the handshake or subscribing.
+  bool in_progress() const noexcept {
+    return state_ == state::connecting || state_ == state::handshake || state_ == state::subscribing;
+  }
+  /// True when a resume would send a position (SSE: an id was received).
+  bool has_position() const noexcept;
+  /// The connection's parameters (its channels: channel_count/channel_id).
+  const subscriber_spec& spec() const noexcept { return spec_; }
+  /// Number of channels the connection subscribes to.
+  std::size_t channel_count() const noexcept { return tracks_.size(); }
+  /// Channel id of the i-th subscription.
+  int channel_id(std::size_t i) const noexcept { return tracks_[i].id; }
+
+private:
+  struct track {
+    int id = 0;                   // channel id
+    std::uint64_t last_offset = 0; // highest offset received
+    std::uint64_t seen_mask = 0;   // bit i: offset last_offset - i received
+    std::uint64_t last_seq = 0;    // highest seq received
+    std::string epoch;             // WebSocket: epoch of the subscription
+    bool offset_known = false;
+    bool seq_known = false;
+    bool subscribed = false;       // WebSocket: subscribed answer received
+  };
+
+  void on_connect(const boost::system::error_code& ec);
+  void arm_read();
+  void on_readable();
+  void on_bytes(const char* p, std::size_t n, std::int64_t now);
+  void on_head(std::string_view head, std::int64_t now);
+  void on_sse_event(const sse_event& ev, std::int64_t now);
+  void on_ws_message(ws::opcode op, std::string_view payload, std::int64_t now);
+  void on_ws_control(std::string_view text);
+  void on_publication(track& t, bool has_offset, std::uint64_t offset, const pub_fields& f,
+                      std::int64_t now);
+  void update_from_cursor(std::string_view cursor);
+  void established(std::int64_t now);
+  void send(std::string_view bytes);
+  void flush();
+  void on_io_error(const boost::system::error_code& ec, const char* what);
+  void fail(const std::string& reason);
+  void close_socket() noexcept;
+  std::string sse_request() const;
+  std::string ws_subscribe(const track& t, std::size_t request_id) const;
+
+  subscriber_context& ctx_;
+  subscriber_spec spec_;
+  tcp::socket socket_;
+  std::vector<track> tracks_;
+  sse_parser sse_;
+  ws::frame_decoder ws_;
+  std::string head_;       // handshake answer being read
+  std::string ws_accept_;  // expected Sec-WebSocket-Accept during the handshake
+  std::string out_;        // bytes waiting to be written
+  std::string wbuf_;       // bytes being written
+  std::string deferred_;   // failure or drop decided inside a parser callback
+  std::int64_t started_ns_ = 0;
+  std::uint32_t gen_ = 0;  // bumps on every close: stale completions are ignored
+  state state_ = state::idle;
+  bool resume_ = false;
+  bool writing_ = false;
+  bool deferred_drop_ = false;
+};
+
+} // namespace herald::loadtest

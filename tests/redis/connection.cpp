@@ -1,0 +1,515 @@
+#include "net/redis/connection.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "io_fixture.hpp"
+#include "redis_server.hpp"
+
+#include <arpa/inet.h>
+#include <fcntl.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <chrono>
+#include <memory>
+#include <string>
+#include <thread>
+#include <vector>
+
+using namespace std::chrono_literals;
+using herald::net::redis::connection;
+using herald::net::redis::connection_options;
+using herald::net::redis::reply;
+using herald::test::io_fixture;
+using herald::test::redis_server;
+using herald::test::test_options;
+
+namespace {
+
+// Stops the connection when the test ends, also when a REQUIRE throws.
+struct stop_on_exit {
+  std::shared_ptr<connection> conn;
+  ~stop_on_exit() { conn->stop(); }
+};
+
+struct recorder {
+  bool up = false;
+  int ups = 0;
+  int downs = 0;
+  std::vector<std::string> down_reasons;
+
+  void attach(connection& c) {
+    c.on_up = [this] {
+      up = true;
+      ++ups;
+    };
+    c.on_down = [this](const std::string& why) {
+      up = false;
+      ++downs;
+      down_reasons.push_back(why);
+    };
+  }
+};
+
+} // namespace
+
+TEST_CASE("connection: commands and every reply kind", "[redis][connection]") {
+  io_fixture f;
+  redis_server srv;
+  auto conn = connection::create(f.ex, test_options(srv.url()));
+  stop_on_exit guard{conn};
+  recorder rec;
+  rec.attach(*conn);
+  conn->start();
+  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  CHECK(conn->connected());
+
+  std::vector<reply> got;
+  auto keep = [&](reply r) { got.push_back(std::move(r)); };
+  const std::string binary("a\0b\r\nc", 6);
+  std::vector<std::vector<std::string>> commands = {
+    {"SET", "k", "v"},                            // 0 status
+    {"GET", "k"},                                 // 1 string
+    {"GET", "missing"},                           // 2 nil
+    {"INCR", "k"},                                // 3 error
+    {"INCRBY", "n", "5"},                         // 4 integer
+    {"SET", "bin", binary},                       // 5
+    {"GET", "bin"},                               // 6 binary string
+    {"XADD", "s", "1-1", "f", "v"},               // 7
+    {"XADD", "s", "2-1", "a", "b", "c", "d"},     // 8
+    {"XRANGE", "s", "-", "+"},                    // 9 nested arrays
+    {"LRANGE", "nolist", "0", "-1"},              // 10 empty array
+    {"BLPOP", "nolist", "0.01"},                  // 11 nil array
+    {"NOSUCHCOMMAND"},                            // 12 error
+  };
+  for (auto& c : commands)
+    CHECK(conn->command(c, keep));
+  REQUIRE(f.run_until([&] { return got.size() == commands.size(); }, 5s));
+
+  CHECK(got[0].type == reply::status);
+  CHECK(got[0].str == "OK");
+  CHECK(got[1].type == reply::string);
+  CHECK(got[1].str == "v");
+  CHECK(got[2].is_nil());
+  CHECK(got[3].is_error());
+  CHECK(got[3].has_error_code("ERR"));
+  CHECK_FALSE(got[3].is_disconnected());
+  CHECK(got[4].type == reply::integer);
+  CHECK(got[4].number == 5);
+  CHECK(got[6].str == binary);
+  CHECK(got[7].str == "1-1");
+  CHECK(got[9].to_string() == R"([["1-1",["f","v"]],["2-1",["a","b","c","d"]]])");
+  REQUIRE(got[9].elements.size() == 2);
+  CHECK(got[9].elements[1].elements[1].elements[3].str == "d");
+  CHECK(got[10].type == reply::array);
+  CHECK(got[10].elements.empty());
+  CHECK(got[11].is_nil());
+  CHECK(got[12].is_error());
+  CHECK(conn->in_flight() == 0);
+  CHECK(rec.downs == 0);
+}
+
+TEST_CASE("connection: 10,000 pipelined PINGs, replies in order", "[redis][connection]") {
+  io_fixture f;
+  redis_server srv;
+  auto conn = connection::create(f.ex, test_options(srv.url()));
+  stop_on_exit guard{conn};
+  recorder rec;
+  rec.attach(*conn);
+  conn->start();
+  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+
+  constexpr int n = 10000;
+  std::vector<int> order;
+  order.reserve(n);
+  int pongs = 0;
+  std::size_t max_in_flight = 0;
+  for (int i = 0; i < n; ++i) {
+    conn->command({"PING"}, [&, i](reply r) {
+      order.push_back(i);
+      if (r.type == reply::status && r.str == "PONG")
+        ++pongs;
+    });
+    max_in_flight = std::max(max_in_flight, conn->in_flight());
+  }
+  CHECK(max_in_flight >= static_cast<std::size_t>(n));
+  REQUIRE(f.run_until([&] { return order.size() == static_cast<std::size_t>(n); }, 10s));
+  CHECK(pongs == n);
+  bool in_order = true;
+  for (int i = 0; i < n; ++i)
+    in_order = in_order && order[static_cast<std::size_t>(i)] == i;
+  CHECK(in_order);
+  CHECK(rec.downs == 0);
+}
+
+TEST_CASE("connection: on a strand with two io threads", "[redis][connection]") {
+  redis_server srv;
+  boost::asio::io_context io;
+  auto work = boost::asio::make_work_guard(io);
+  auto strand = boost::asio::make_strand(io);
+  auto conn = connection::create(strand, test_options(srv.url()));
+  std::atomic<bool> up{false};
+  std::atomic<int> replies{0};
+  std::atomic<bool> off_strand{false};
+  constexpr int n = 5000;
+  conn->on_up = [&] {
+    up = true;
+    for (int i = 0; i < n; ++i)
+      conn->command({"INCR", "counter"}, [&](reply r) {
+        if (!strand.running_in_this_thread())
+          off_strand = true;
+        if (r.type == reply::integer)
+          ++replies;
+      });
+  };
+  boost::asio::post(strand, [&] { conn->start(); });
+  std::thread t1([&] { io.run(); });
+  std::thread t2([&] { io.run(); });
+  auto deadline = std::chrono::steady_clock::now() + 10s;
+  while (replies < n && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(5ms);
+  std::atomic<bool> stopped{false};
+  boost::asio::post(strand, [&] {
+    conn->stop();
+    stopped = true;
+  });
+  while (!stopped)
+    std::this_thread::sleep_for(1ms);
+  work.reset();
+  io.stop();
+  t1.join();
+  t2.join();
+  CHECK(up);
+  CHECK(replies == n);
+  CHECK_FALSE(off_strand);
+  CHECK(srv.command({"GET", "counter"}).str == std::to_string(n));
+}
+
+TEST_CASE("connection: EVALSHA with NOSCRIPT fallback, also after a restart",
+          "[redis][connection][script]") {
+  io_fixture f;
+  redis_server srv;
+  auto conn = connection::create(f.ex, test_options(srv.url()));
+  stop_on_exit guard{conn};
+  recorder rec;
+  rec.attach(*conn);
+  const std::string source = "return ARGV[1] .. ':' .. KEYS[1]";
+  auto script = conn->add_script(source);
+  auto broken = conn->add_script("return +");                  // does not compile
+  auto failing = conn->add_script("return redis.call('NOPE')"); // fails when run
+  conn->start();
+  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+
+  // The handshake loaded it: the sha is Redis's own.
+  auto sha = srv.command({"SCRIPT", "LOAD", source});
+  REQUIRE(sha.type == reply::string);
+  CHECK(conn->script_sha(script) == sha.str);
+  CHECK(conn->script_sha(broken).empty());
+
+  std::vector<reply> got;
+  auto keep = [&](reply r) { got.push_back(std::move(r)); };
+  auto run = [&](herald::net::redis::script_id id) {
+    got.clear();
+    CHECK(conn->eval_script(id, {"key"}, {"arg"}, keep));
+    REQUIRE(f.run_until([&] { return got.size() == 1; }, 3s));
+    return got.front();
+  };
+
+  CHECK(run(script).str == "arg:key");
+  CHECK(conn->counters().script_fallbacks == 0);
+
+  SECTION("SCRIPT FLUSH: NOSCRIPT, then EVAL, then EVALSHA works again") {
+    CHECK(srv.command({"SCRIPT", "FLUSH"}).str == "OK");
+    CHECK(run(script).str == "arg:key");
+    CHECK(conn->counters().script_fallbacks == 1);
+    CHECK(run(script).str == "arg:key");
+    CHECK(conn->counters().script_fallbacks == 1);
+  }
+
+  SECTION("restart: reconnect reloads the script; a flush after that falls back") {
+    srv.stop();
+    REQUIRE(f.run_until([&] { return rec.downs == 1; }, 3s));
+    srv.start();
+    REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+    CHECK(conn->counters().reconnects == 1);
+    CHECK(srv.command({"SCRIPT", "EXISTS", sha.str}).to_string() == "[1]");
+    CHECK(run(script).str == "arg:key");
+    CHECK(conn->counters().script_fallbacks == 0);
+    srv.command({"SCRIPT", "FLUSH"});
+    CHECK(run(script).str == "arg:key");
+    CHECK(conn->counters().script_fallbacks == 1);
+  }
+
+  SECTION("script errors reach the callback") {
+    auto r = run(broken);
+    CHECK(r.is_error());
+    CHECK_FALSE(r.is_disconnected());
+    r = run(failing);
+    CHECK(r.is_error());
+    CHECK_FALSE(r.is_disconnected());
+  }
+}
+
+TEST_CASE("connection: a command without reply times out and reconnects",
+          "[redis][connection][timeout]") {
+  io_fixture f;
+  redis_server srv;
+  auto opts = test_options(srv.url());
+  opts.command_timeout = 300ms;
+  opts.heartbeat_interval = 0ms; // only the command timeout may fire
+  auto conn = connection::create(f.ex, opts);
+  stop_on_exit guard{conn};
+  recorder rec;
+  rec.attach(*conn);
+  conn->start();
+  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+
+  std::vector<reply> got;
+  auto start = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::duration first_after{};
+  // BLPOP with no timeout never answers; the GET behind it waits too.
+  conn->command({"BLPOP", "never", "0"}, [&](reply r) {
+    first_after = std::chrono::steady_clock::now() - start;
+    got.push_back(std::move(r));
+  });
+  conn->command({"GET", "x"}, [&](reply r) { got.push_back(std::move(r)); });
+  REQUIRE(f.run_until([&] { return got.size() == 2; }, 3s));
+  CHECK(got[0].is_disconnected());
+  CHECK(got[1].is_disconnected());
+  CHECK(first_after >= 300ms);
+  CHECK(first_after < 1500ms);
+  CHECK(conn->counters().command_timeouts == 1);
+  REQUIRE(rec.downs == 1);
+  CHECK_THAT(rec.down_reasons[0], Catch::Contains("command timeout"));
+
+  REQUIRE(f.run_until([&] { return rec.ups == 2; }, 3s));
+  got.clear();
+  conn->command({"PING"}, [&](reply r) { got.push_back(std::move(r)); });
+  REQUIRE(f.run_until([&] { return got.size() == 1; }, 3s));
+  CHECK(got[0].str == "PONG");
+  CHECK(conn->counters().reconnects == 1);
+}
+
+TEST_CASE("connection: a closed port is retried with backoff, then connects",
+          "[redis][connection][backoff]") {
+  io_fixture f;
+  auto port = redis_server::free_port();
+  auto conn = connection::create(f.ex, test_options("redis://127.0.0.1:" + std::to_string(port)));
+  stop_on_exit guard{conn};
+  recorder rec;
+  rec.attach(*conn);
+  conn->start();
+  f.run_for(1000ms);
+  CHECK_FALSE(rec.up);
+  CHECK_FALSE(conn->connected());
+  auto failures = conn->counters().connect_failures;
+  // 20 ms doubling to 300 ms, each drawn from [d/2, d]: 5 to 13 in 1 s.
+  CHECK(failures >= 4);
+  CHECK(failures <= 20);
+  CHECK_THAT(conn->last_error(), Catch::Contains("refused"));
+
+  // Commands fail fast with the disconnected reply, never inline.
+  bool called = false;
+  reply got;
+  CHECK_FALSE(conn->command({"PING"}, [&](reply r) {
+    called = true;
+    got = std::move(r);
+  }));
+  CHECK_FALSE(called);
+  REQUIRE(f.run_until([&] { return called; }, 1s));
+  CHECK(got.is_disconnected());
+
+  redis_server srv({}, port);
+  REQUIRE(f.run_until([&] { return rec.up; }, 2s));
+  CHECK(rec.downs == 0);
+  CHECK(conn->counters().connects == 1);
+}
+
+TEST_CASE("connection: a TCP connect that hangs is cut by the connect timeout",
+          "[redis][connection][timeout]") {
+  // A listener that never accepts, with its backlog full: the kernel drops
+  // further SYNs, so connect() neither succeeds nor fails.
+  int listener = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(listener >= 0);
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t len = sizeof addr;
+  REQUIRE(::bind(listener, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0);
+  REQUIRE(::listen(listener, 0) == 0);
+  REQUIRE(::getsockname(listener, reinterpret_cast<sockaddr*>(&addr), &len) == 0);
+  std::vector<int> fillers;
+  for (int i = 0; i < 4; ++i) {
+    int fd = ::socket(AF_INET, SOCK_STREAM | SOCK_NONBLOCK, 0);
+    ::connect(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr);
+    fillers.push_back(fd);
+  }
+  std::this_thread::sleep_for(100ms);
+
+  {
+    io_fixture f;
+    auto opts = test_options("redis://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
+    opts.connect_timeout = 200ms;
+    auto conn = connection::create(f.ex, opts);
+    stop_on_exit guard{conn};
+    recorder rec;
+    rec.attach(*conn);
+    conn->start();
+    f.run_for(900ms);
+    CHECK_FALSE(rec.up);
+    CHECK(conn->counters().connect_failures >= 2);
+    CHECK_THAT(conn->last_error(), Catch::Contains("connect timeout after 200 ms (TCP connect)"));
+  }
+  for (int fd : fillers)
+    ::close(fd);
+  ::close(listener);
+}
+
+TEST_CASE("connection: a host name is resolved without blocking", "[redis][connection]") {
+  io_fixture f;
+  redis_server srv;
+  auto conn =
+    connection::create(f.ex, test_options("redis://localhost:" + std::to_string(srv.port())));
+  stop_on_exit guard{conn};
+  recorder rec;
+  rec.attach(*conn);
+  conn->start();
+  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+}
+
+TEST_CASE("connection: AUTH, SELECT and CLIENT SETNAME from the options",
+          "[redis][connection][auth]") {
+  io_fixture f;
+  redis_server srv({"--requirepass", "s3cret"});
+  const std::string hostport = "127.0.0.1:" + std::to_string(srv.port());
+
+  SECTION("password and database") {
+    auto opts = test_options("redis://:s3cret@" + hostport + "/2");
+    opts.client_name = "herald-test";
+    auto conn = connection::create(f.ex, opts);
+    stop_on_exit guard{conn};
+    recorder rec;
+    rec.attach(*conn);
+    conn->start();
+    REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+    std::vector<reply> got;
+    conn->command({"CLIENT", "INFO"}, [&](reply r) { got.push_back(std::move(r)); });
+    REQUIRE(f.run_until([&] { return got.size() == 1; }, 3s));
+    CHECK_THAT(got[0].str, Catch::Contains(" db=2 "));
+    CHECK_THAT(got[0].str, Catch::Contains(" name=herald-test "));
+  }
+
+  SECTION("user and password (ACL default user)") {
+    auto conn = connection::create(f.ex, test_options("redis://default:s3cret@" + hostport));
+    stop_on_exit guard{conn};
+    recorder rec;
+    rec.attach(*conn);
+    conn->start();
+    REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  }
+
+  SECTION("wrong password: never up, retried with backoff") {
+    auto conn = connection::create(f.ex, test_options("redis://:wrong@" + hostport));
+    stop_on_exit guard{conn};
+    recorder rec;
+    rec.attach(*conn);
+    conn->start();
+    f.run_for(600ms);
+    CHECK_FALSE(rec.up);
+    CHECK(conn->counters().connect_failures >= 2);
+    CHECK_THAT(conn->last_error(), Catch::Contains("AUTH failed"));
+  }
+
+  SECTION("no password: the handshake reports NOAUTH") {
+    auto conn = connection::create(f.ex, test_options("redis://" + hostport));
+    stop_on_exit guard{conn};
+    recorder rec;
+    rec.attach(*conn);
+    conn->start();
+    f.run_for(300ms);
+    CHECK_FALSE(rec.up);
+    CHECK_THAT(conn->last_error(), Catch::Contains("NOAUTH"));
+  }
+}
+
+TEST_CASE("connection: stop() fails pending commands and ends everything",
+          "[redis][connection]") {
+  io_fixture f;
+  redis_server srv;
+  auto conn = connection::create(f.ex, test_options(srv.url()));
+  recorder rec;
+  rec.attach(*conn);
+  conn->start();
+  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+
+  std::vector<reply> got;
+  conn->command({"BLPOP", "never", "0"}, [&](reply r) { got.push_back(std::move(r)); });
+  f.run_for(50ms);
+  conn->stop();
+  REQUIRE(got.size() == 1); // synchronously, outside a callback
+  CHECK(got[0].is_disconnected());
+  CHECK_FALSE(conn->connected());
+  f.run_for(300ms);
+  CHECK(rec.downs == 0); // stop() reports no on_down
+  CHECK(conn->counters().connect_attempts == 1);
+
+  std::weak_ptr<connection> weak = conn;
+  conn.reset();
+  f.run_for(20ms);
+  CHECK(weak.expired()); // nothing keeps a stopped connection alive
+}
+
+TEST_CASE("connection: stop() and drop() from inside callbacks", "[redis][connection]") {
+  io_fixture f;
+  redis_server srv;
+
+  SECTION("stop() in on_up") {
+    auto conn = connection::create(f.ex, test_options(srv.url()));
+    int ups = 0;
+    conn->on_up = [&] {
+      ++ups;
+      conn->stop();
+    };
+    conn->start();
+    f.run_for(500ms);
+    CHECK(ups == 1);
+    CHECK_FALSE(conn->connected());
+  }
+
+  SECTION("drop() in on_up reconnects") {
+    auto conn = connection::create(f.ex, test_options(srv.url()));
+    stop_on_exit guard{conn};
+    int ups = 0;
+    int downs = 0;
+    conn->on_up = [&] {
+      if (++ups == 1)
+        conn->drop("test drop");
+    };
+    conn->on_down = [&](const std::string& why) {
+      ++downs;
+      CHECK(why == "test drop");
+    };
+    conn->start();
+    REQUIRE(f.run_until([&] { return ups == 2; }, 3s));
+    CHECK(downs == 1);
+  }
+
+  SECTION("stop() in a reply callback fails the commands behind it") {
+    auto conn = connection::create(f.ex, test_options(srv.url()));
+    bool up = false;
+    conn->on_up = [&] { up = true; };
+    conn->start();
+    REQUIRE(f.run_until([&] { return up; }, 3s));
+    std::vector<reply> got;
+    conn->command({"PING"}, [&](reply r) {
+      got.push_back(std::move(r));
+      conn->stop();
+    });
+    conn->command({"PING"}, [&](reply r) { got.push_back(std::move(r)); });
+    REQUIRE(f.run_until([&] { return got.size() == 2; }, 3s));
+    CHECK(got[0].str == "PONG");
+    CHECK(got[1].is_disconnected());
+  }
+}

@@ -1,0 +1,133 @@
+#include "net/redis/url.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using herald::net::redis::parse_url;
+using herald::net::redis::to_log_string;
+using herald::net::redis::url;
+
+namespace {
+
+url parse_ok(const std::string& text) {
+  url u;
+  std::string error;
+  INFO(text);
+  REQUIRE(parse_url(text, u, error));
+  CHECK(error.empty());
+  return u;
+}
+
+std::string parse_error(const std::string& text) {
+  url u;
+  u.host = "unchanged";
+  std::string error;
+  INFO(text);
+  CHECK_FALSE(parse_url(text, u, error));
+  CHECK(u.host == "unchanged");
+  CHECK(error.rfind("invalid Redis URL: ", 0) == 0);
+  return error;
+}
+
+} // namespace
+
+TEST_CASE("url: host only gives port 6379 and db 0", "[redis][url]") {
+  auto u = parse_ok("redis://localhost");
+  CHECK(u.host == "localhost");
+  CHECK(u.port == 6379);
+  CHECK(u.db == 0);
+  CHECK(u.password.empty());
+  CHECK(u.username.empty());
+  CHECK(parse_ok("redis://localhost/").db == 0);
+  CHECK(parse_ok("REDIS://redis.internal").host == "redis.internal");
+}
+
+TEST_CASE("url: host, port and db", "[redis][url]") {
+  auto u = parse_ok("redis://127.0.0.1:6380/3");
+  CHECK(u.host == "127.0.0.1");
+  CHECK(u.port == 6380);
+  CHECK(u.db == 3);
+  CHECK(parse_ok("redis://h:1").port == 1);
+  CHECK(parse_ok("redis://h:65535/15").port == 65535);
+  CHECK(parse_ok("redis://my_redis-1.svc:7000").host == "my_redis-1.svc");
+}
+
+TEST_CASE("url: password forms", "[redis][url]") {
+  auto u = parse_ok("redis://:s3cret@10.0.0.5:6379/2");
+  CHECK(u.username.empty());
+  CHECK(u.password == "s3cret");
+  CHECK(u.host == "10.0.0.5");
+  CHECK(u.db == 2);
+
+  u = parse_ok("redis://alice:pw@host:1234/0");
+  CHECK(u.username == "alice");
+  CHECK(u.password == "pw");
+  CHECK(u.port == 1234);
+
+  SECTION("percent-encoded password") {
+    u = parse_ok("redis://:p%40ss%3Aw%2Frd%25@host");
+    CHECK(u.password == "p@ss:w/rd%");
+  }
+  SECTION("raw '@' and ':' in the password") {
+    u = parse_ok("redis://:a@b:c@host:7");
+    CHECK(u.password == "a@b:c");
+    CHECK(u.host == "host");
+    CHECK(u.port == 7);
+  }
+}
+
+TEST_CASE("url: IPv6 literals", "[redis][url]") {
+  auto u = parse_ok("redis://[::1]:6390/1");
+  CHECK(u.host == "::1");
+  CHECK(u.port == 6390);
+  CHECK(u.db == 1);
+  CHECK(parse_ok("redis://[fe80::1:2]").port == 6379);
+}
+
+TEST_CASE("url: rejected inputs", "[redis][url]") {
+  CHECK_THAT(parse_error(""), Catch::Contains("expected redis://"));
+  CHECK_THAT(parse_error("localhost:6379"), Catch::Contains("expected redis://"));
+  CHECK_THAT(parse_error("http://localhost"), Catch::Contains("scheme"));
+  CHECK_THAT(parse_error("rediss://localhost"), Catch::Contains("TLS"));
+  CHECK_THAT(parse_error("redis://"), Catch::Contains("empty host"));
+  CHECK_THAT(parse_error("redis://:6379"), Catch::Contains("empty host"));
+  CHECK_THAT(parse_error("redis://host:"), Catch::Contains("empty port"));
+  CHECK_THAT(parse_error("redis://host:0"), Catch::Contains("port"));
+  CHECK_THAT(parse_error("redis://host:65536"), Catch::Contains("port"));
+  CHECK_THAT(parse_error("redis://host:-1"), Catch::Contains("port"));
+  CHECK_THAT(parse_error("redis://host:12ab"), Catch::Contains("port"));
+  CHECK_THAT(parse_error("redis://host:99999999999999999999"), Catch::Contains("port"));
+  CHECK_THAT(parse_error("redis://host/x"), Catch::Contains("database"));
+  CHECK_THAT(parse_error("redis://host/-1"), Catch::Contains("database"));
+  CHECK_THAT(parse_error("redis://host/1/2"), Catch::Contains("database"));
+  CHECK_THAT(parse_error("redis://host/99999999999"), Catch::Contains("database"));
+  CHECK_THAT(parse_error("redis://host?db=1"), Catch::Contains("query"));
+  CHECK_THAT(parse_error("redis://host#x"), Catch::Contains("query"));
+  CHECK_THAT(parse_error("redis://pw@host"), Catch::Contains("':password'"));
+  CHECK_THAT(parse_error("redis://:@host"), Catch::Contains("empty password"));
+  CHECK_THAT(parse_error("redis://:p%4@host"), Catch::Contains("percent-escape"));
+  CHECK_THAT(parse_error("redis://:p%zz@host"), Catch::Contains("percent-escape"));
+  CHECK_THAT(parse_error("redis://::1:6379"), Catch::Contains("IPv6"));
+  CHECK_THAT(parse_error("redis://[::1"), Catch::Contains("']'"));
+  CHECK_THAT(parse_error("redis://[]:1"), Catch::Contains("IPv6"));
+  CHECK_THAT(parse_error("redis://[host]:1"), Catch::Contains("IPv6"));
+  CHECK_THAT(parse_error("redis://[::1]x"), Catch::Contains("':port'"));
+  CHECK_THAT(parse_error("redis://ho st"), Catch::Contains("percent-encoded"));
+  CHECK_THAT(parse_error("redis://h\xc3\xa9"), Catch::Contains("percent-encoded"));
+  CHECK_THAT(parse_error("redis://ho$t"), Catch::Contains("host name"));
+  CHECK_THAT(parse_error("redis://" + std::string(254, 'a')), Catch::Contains("253"));
+}
+
+TEST_CASE("url: errors never echo the password", "[redis][url]") {
+  url u;
+  std::string error;
+  CHECK_FALSE(parse_url("redis://:topsecret@host:bad", u, error));
+  CHECK(error.find("topsecret") == std::string::npos);
+}
+
+TEST_CASE("url: log form hides the password", "[redis][url]") {
+  CHECK(to_log_string(parse_ok("redis://:pw@h:1/2")) == "redis://:***@h:1/2");
+  CHECK(to_log_string(parse_ok("redis://u:pw@h")) == "redis://u:***@h:6379");
+  CHECK(to_log_string(parse_ok("redis://[::1]:5")) == "redis://[::1]:5");
+}
