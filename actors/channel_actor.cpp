@@ -49,6 +49,9 @@ recovery channel_state::decide(const std::optional<net::stream_position>& since)
 
 namespace {
 
+// Pause before a failed sync is tried again (cluster mode).
+constexpr auto sync_retry_delay = std::chrono::milliseconds(250);
+
 void schedule_prune(channel_pointer self) {
   auto& st = self->state;
   if (st.prune_scheduled || st.history.empty())
@@ -140,9 +143,11 @@ void on_synced(channel_pointer self, sync_result& res) {
   if (!st.watching)
     return; // nobody listens any more
   if (!res.ok) {
-    // Redis went away meanwhile; the watch is confirmed again when it is
-    // back, which syncs again.
-    spdlog::debug("channel {}: sync failed: {}", st.name, res.error);
+    // Redis (or just the command connections) went away meanwhile. Try
+    // again shortly: the subscriber may already be back, and then no new
+    // watch confirmation would come to trigger it.
+    spdlog::debug("channel {}: sync failed: {}; retrying", st.name, res.error);
+    self->delayed_send(self, sync_retry_delay, watching_atom_v);
     return;
   }
   if (res.epoch != st.epoch) {

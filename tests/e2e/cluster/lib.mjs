@@ -1,0 +1,435 @@
+// Helpers for the cluster end-to-end tests: a private redis-server per test
+// file, herald instances in cluster mode, HAProxy with docker/haproxy.cfg,
+// SSE/WebSocket subscribers whose readiness is proven without publishing on
+// the channels under test, and normalisation of what they received.
+//
+// Every process started here is tracked and SIGKILLed (by PID) when the test
+// process exits, so a failing or interrupted test never leaves one behind.
+
+import { execFile, spawn } from "node:child_process";
+import { once } from "node:events";
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import net from "node:net";
+import os from "node:os";
+import path from "node:path";
+import { fileURLToPath } from "node:url";
+
+import { encodeAccountId } from "../../../demo/strkey.mjs";
+import {
+  channelHash,
+  channelOfEvent,
+  cursorPosition,
+  getJson,
+  parseCursor,
+  probeUntilDelivered,
+  sleep,
+  sseCurl,
+  startHerald,
+  waitUntil,
+} from "../lib/herald.mjs";
+import { wsConnect, wsSubscribe } from "../lib/ws.mjs";
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+export const REPO = path.resolve(here, "..", "..", "..");
+export const HAPROXY_CFG = path.join(REPO, "docker", "haproxy.cfg");
+export const REDIS_SERVER = process.env.REDIS_SERVER || "redis-server";
+export const REDIS_CLI = process.env.REDIS_CLI || "redis-cli";
+export const HAPROXY = process.env.HAPROXY || "haproxy";
+
+// ------------------------------------------------------------ process hygiene
+
+const live = new Set();
+const tmpDirs = new Set();
+
+process.on("exit", () => {
+  for (const child of live) {
+    try {
+      child.kill("SIGKILL");
+    } catch {
+      // already gone
+    }
+  }
+  for (const d of tmpDirs) {
+    try {
+      rmSync(d, { recursive: true, force: true });
+    } catch {
+      // best effort
+    }
+  }
+});
+
+function track(child) {
+  live.add(child);
+  child.once("exit", () => live.delete(child));
+  return child;
+}
+
+/** A fresh temporary directory, removed when the process exits. */
+export function tempDir(tag = "herald-cluster-") {
+  const d = mkdtempSync(path.join(os.tmpdir(), tag));
+  tmpDirs.add(d);
+  return d;
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago. */
+export async function freePort() {
+  const srv = net.createServer();
+  srv.listen(0, "127.0.0.1");
+  await once(srv, "listening");
+  const { port } = srv.address();
+  srv.close();
+  await once(srv, "close");
+  return port;
+}
+
+function alive(child) {
+  return child.exitCode === null && child.signalCode === null;
+}
+
+/** Sends `signal` to `child` by PID (if it still runs) and waits for its exit. */
+async function killAndWait(child, signal, { graceMs = 5000 } = {}) {
+  if (!alive(child)) return;
+  const exited = once(child, "exit");
+  child.kill(signal);
+  const t = setTimeout(() => {
+    if (alive(child)) child.kill("SIGKILL");
+  }, graceMs);
+  try {
+    await exited;
+  } finally {
+    clearTimeout(t);
+  }
+}
+
+// -------------------------------------------------------------------- redis
+
+/** One inline command over a fresh TCP connection; resolves with the raw reply or rejects. */
+export function redisRaw(port, line, { timeoutMs = 1000 } = {}) {
+  return new Promise((resolve, reject) => {
+    const s = net.connect({ host: "127.0.0.1", port });
+    let out = "";
+    const t = setTimeout(() => {
+      s.destroy();
+      reject(new Error("redis timeout"));
+    }, timeoutMs);
+    s.setEncoding("utf8");
+    s.on("connect", () => s.write(`${line}\r\n`));
+    s.on("data", (d) => {
+      out += d;
+      if (out.includes("\r\n")) {
+        clearTimeout(t);
+        s.destroy();
+        resolve(out);
+      }
+    });
+    s.on("error", (err) => {
+      clearTimeout(t);
+      reject(err);
+    });
+  });
+}
+
+/**
+ * Starts redis-server on 127.0.0.1 (`port`, or a free one) without
+ * persistence, or with an fsync-always AOF in `dir` when `persist` is given.
+ * @returns {Promise<{port:number, pid:number, url:string, log:()=>string,
+ *   alive:()=>boolean, kill:(signal?:string)=>Promise<void>, stop:()=>Promise<void>}>}
+ */
+export async function startRedis({ port, persist = null, timeoutMs = 5000 } = {}) {
+  port ??= await freePort();
+  const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", ""];
+  if (persist) args.push("--appendonly", "yes", "--appendfsync", "always", "--dir", persist);
+  else args.push("--appendonly", "no");
+  args.push("--daemonize", "no");
+  const child = track(spawn(REDIS_SERVER, args, { stdio: ["ignore", "pipe", "pipe"], cwd: persist || os.tmpdir() }));
+  let log = "";
+  const onData = (c) => {
+    log += c.toString("utf8");
+    if (log.length > 200_000) log = log.slice(-100_000);
+  };
+  child.stdout.on("data", onData);
+  child.stderr.on("data", onData);
+  try {
+    await waitUntil(
+      async () => {
+        if (!alive(child)) throw new Error(`redis-server exited (${child.exitCode}/${child.signalCode}):\n${log}`);
+        try {
+          return (await redisRaw(port, "PING", { timeoutMs: 300 })).startsWith("+PONG");
+        } catch {
+          return false;
+        }
+      },
+      { timeoutMs, intervalMs: 25, what: `redis-server on port ${port}` },
+    );
+  } catch (err) {
+    await killAndWait(child, "SIGKILL");
+    throw err;
+  }
+  return {
+    port,
+    pid: child.pid,
+    url: `redis://127.0.0.1:${port}`,
+    log: () => log,
+    alive: () => alive(child),
+    /** Signal by PID, wait for the exit. */
+    kill: (signal = "SIGKILL") => killAndWait(child, signal),
+    stop: () => killAndWait(child, "SIGTERM"),
+  };
+}
+
+/** Runs redis-cli against `port`; resolves with trimmed stdout lines. */
+export function redisCli(port, ...args) {
+  return new Promise((resolve, reject) => {
+    execFile(REDIS_CLI, ["-h", "127.0.0.1", "-p", String(port), ...args], { timeout: 5000 }, (err, stdout, stderr) => {
+      if (err) reject(new Error(`redis-cli ${args.join(" ")}: ${err.message} ${stderr}`));
+      else resolve(stdout.split("\n").map((l) => l.trim()).filter((l) => l !== ""));
+    });
+  });
+}
+
+/** Subscriber count of a pub/sub channel (PUBSUB NUMSUB). */
+export async function numsub(port, pubsubChannel) {
+  const lines = await redisCli(port, "PUBSUB", "NUMSUB", pubsubChannel);
+  // redis-cli prints "name" then "count"
+  return Number(lines[1]);
+}
+
+// ------------------------------------------------------------------- herald
+
+/**
+ * Starts one herald in cluster mode. `via: "env"` passes REDIS_URL in the
+ * environment (the spawn inside startHerald is synchronous, so the variable
+ * is only set while it runs); `via: "flag"` passes --redis-url.
+ */
+export async function startClusterHerald(redisUrl, { via = "env", args = [] } = {}) {
+  if (via === "flag") return startHerald([`--redis-url=${redisUrl}`, ...args]);
+  const before = process.env.REDIS_URL;
+  process.env.REDIS_URL = redisUrl;
+  let p;
+  try {
+    p = startHerald(args); // spawns synchronously, before its first await
+  } finally {
+    if (before === undefined) delete process.env.REDIS_URL;
+    else process.env.REDIS_URL = before;
+  }
+  return p;
+}
+
+/** Starts `n` instances on one Redis and waits until each answers /readyz 200. */
+export async function startCluster(redisUrl, n = 3, opts = {}) {
+  const hs = [];
+  try {
+    for (let i = 0; i < n; i++) hs.push(await startClusterHerald(redisUrl, opts));
+    for (const h of hs) await waitReady(h.url);
+  } catch (err) {
+    await Promise.all(hs.map((h) => h.stop()));
+    throw err;
+  }
+  return hs;
+}
+
+export async function readyz(url) {
+  try {
+    return await getJson(url, "/readyz");
+  } catch (err) {
+    return { status: 0, text: String(err), json: undefined };
+  }
+}
+
+export async function waitReady(url, timeoutMs = 5000) {
+  await waitUntil(async () => (await readyz(url)).status === 200, { timeoutMs, what: `${url}/readyz 200` });
+}
+
+/** SIGKILL by PID and wait. */
+export async function killHerald(h) {
+  await killAndWait(h.process, "SIGKILL");
+}
+
+// -------------------------------------------------------------------- haproxy
+
+function fdHardLimit() {
+  try {
+    const m = /Max open files\s+\d+\s+(\d+)/.exec(readFileSync("/proc/self/limits", "utf8"));
+    return m ? Number(m[1]) : Infinity;
+  } catch {
+    return Infinity;
+  }
+}
+
+/**
+ * Starts `haproxy -f docker/haproxy.cfg -db` with LISTEN and HERALD_1..3 in
+ * its environment and waits until it answers `GET /healthz`.
+ *
+ * docker/haproxy.cfg sets `maxconn 9000`, for which HAProxy wants about
+ * 18,000 file descriptors; where the hard limit is lower it refuses to start
+ * ("Cannot raise FD limit"). Then, and only then, a small file with
+ * `global maxconn <fit>` is loaded first (the first maxconn wins; HAProxy
+ * warns "already specified" for the second) and `overridden` says so.
+ */
+export async function startHaproxy(backends, { timeoutMs = 10_000 } = {}) {
+  const port = await freePort();
+  const env = { ...process.env, LISTEN: `127.0.0.1:${port}` };
+  backends.forEach((b, i) => (env[`HERALD_${i + 1}`] = b));
+  const attempt = async (files) => {
+    const args = files.flatMap((f) => ["-f", f]).concat(["-db"]);
+    const child = track(spawn(HAPROXY, args, { env, stdio: ["ignore", "pipe", "pipe"] }));
+    const exited = once(child, "exit").catch(() => {});
+    let log = "";
+    const onData = (c) => {
+      log += c.toString("utf8");
+      if (log.length > 200_000) log = log.slice(-100_000);
+    };
+    child.stdout.on("data", onData);
+    child.stderr.on("data", onData);
+    const url = `http://127.0.0.1:${port}`;
+    try {
+      await waitUntil(
+        async () => {
+          if (!alive(child)) return "exited";
+          try {
+            const r = await getJson(url, "/healthz", { signal: AbortSignal.timeout(500) });
+            return r.status === 200 ? "up" : false;
+          } catch {
+            return false;
+          }
+        },
+        { timeoutMs, intervalMs: 50, what: `haproxy on ${port}` },
+      );
+    } catch (err) {
+      await killAndWait(child, "SIGKILL");
+      throw new Error(`${err.message}\n${log}`);
+    }
+    if (!alive(child)) {
+      await exited;
+      return { ok: false, log };
+    }
+    return {
+      ok: true,
+      port,
+      url,
+      pid: child.pid,
+      log: () => log,
+      alive: () => alive(child),
+      stop: () => killAndWait(child, "SIGTERM"),
+    };
+  };
+  const first = await attempt([HAPROXY_CFG]);
+  if (first.ok) return { ...first, overridden: null };
+  if (!/Cannot raise FD limit/.test(first.log)) throw new Error(`haproxy did not start:\n${first.log}`);
+  const fit = Math.max(1000, Math.floor((fdHardLimit() - 200) / 2));
+  const dir = tempDir("herald-haproxy-");
+  const override = path.join(dir, "maxconn.cfg");
+  writeFileSync(override, `global\n    maxconn ${fit}\n`);
+  const second = await attempt([override, HAPROXY_CFG]);
+  if (!second.ok) throw new Error(`haproxy did not start even with maxconn ${fit}:\n${second.log}`);
+  return { ...second, overridden: `maxconn ${fit} (docker/haproxy.cfg: ${first.log.trim().split("\n").at(-1)})` };
+}
+
+// ---------------------------------------------------------------- subscribers
+
+let probeSeq = 0;
+/** A channel name unique to this process, for readiness probes. */
+export function probeChannel(tag = "p") {
+  return `stream:probe-${tag}-${process.pid}-${++probeSeq}`;
+}
+
+/** A valid `user:` channel (Stellar account id from a seed byte). */
+export function userChannel(seed) {
+  return `user:${encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => (i * 31 + seed * 7 + 3) & 0xff))}`;
+}
+
+/**
+ * Opens an SSE subscription (curl) to `channels` plus a private probe
+ * channel, and publishes on the probe channel only until a probe arrives.
+ * Herald holds every event of an SSE connection until all its initial
+ * subscriptions are answered, so a delivered probe proves every channel of
+ * the connection is subscribed, without publishing on the channels under
+ * test. `sub.mark` is the number of events received by then.
+ */
+export async function sseSubscribe(baseUrl, channels, { headers = {}, probe = probeChannel("sse"), timeoutMs = 8000 } = {}) {
+  const all = [...channels, probe];
+  const qs = all.map((c) => `channel=${encodeURIComponent(c)}`).join("&");
+  const sub = sseCurl(`${baseUrl}/v1/sse?${qs}`, headers);
+  try {
+    const status = await sub.status;
+    if (status !== 200) throw new Error(`SSE subscribe got ${status}: ${sub.raw()}`);
+    await probeUntilDelivered(baseUrl, sub.events, [probe], {
+      timeoutMs,
+      isProbe: (e, tag) => e.event === "probe" && e.data === JSON.stringify({ probe: tag }),
+    });
+    sub.mark = sub.events.items.length;
+    sub.channels = all;
+    sub.probe = probe;
+    return sub;
+  } catch (err) {
+    await sub.close();
+    throw err;
+  }
+}
+
+/** WebSocket client subscribed to `channels` (every `subscribed` reply awaited). */
+export async function wsSubscribeAll(baseUrl, channels) {
+  const c = await wsConnect(baseUrl);
+  c.subscribed = {};
+  for (const ch of channels) {
+    const r = await wsSubscribe(c, ch);
+    if (r.op !== "subscribed") {
+      await c.close();
+      throw new Error(`subscribe ${ch}: ${JSON.stringify(r)}`);
+    }
+    c.subscribed[ch] = r;
+  }
+  return c;
+}
+
+// ------------------------------------------------------------ normalisation
+
+/**
+ * What an SSE client received on `channel`, in arrival order:
+ * {kind:"pub", offset, epoch, event, data, id} or {kind:"gap", reason, data}.
+ * The channel of a publication event is the cursor entry that changed since
+ * the previous event (or `startId`); the first event of a fresh connection
+ * (no previous id) is attributed to no channel, so let it be a probe.
+ */
+export function sseItems(events, channel, allChannels, { startId } = {}) {
+  const out = [];
+  let prev = startId; // the Last-Event-ID the connection resumed from, if any
+  for (const e of events) {
+    if (e.event === "herald.gap") {
+      let d;
+      try {
+        d = JSON.parse(e.data);
+      } catch {
+        d = { raw: e.data };
+      }
+      if (d.channel === channel || d.channel === undefined) out.push({ kind: "gap", reason: d.reason, data: d, id: e.id });
+    } else if (e.id) {
+      const ch = prev ? channelOfEvent(prev, e.id, allChannels) : undefined;
+      const pos = cursorPosition(e.id, channel);
+      if (ch === channel) {
+        let data;
+        try {
+          data = JSON.parse(e.data);
+        } catch {
+          data = e.data;
+        }
+        out.push({ kind: "pub", offset: pos.offset, epoch: pos.epoch, event: e.event, data, id: e.id });
+      }
+    }
+    if (e.id) prev = e.id;
+  }
+  return out;
+}
+
+/** What a WebSocket client received on `channel`: same shape as sseItems (no epoch on publications). */
+export function wsItems(messages, channel) {
+  const out = [];
+  for (const m of messages) {
+    if (m.channel !== channel) continue;
+    if (m.op === "publication") out.push({ kind: "pub", offset: m.offset, event: m.event, data: m.data });
+    else if (m.op === "gap") out.push({ kind: "gap", reason: m.reason, data: m });
+  }
+  return out;
+}
+
+export { channelHash, parseCursor, sleep, waitUntil, getJson };

@@ -1,0 +1,314 @@
+// The demo viewer page (GET /demo, demo/viewer.html) in a real headless
+// Chromium driven by playwright-core: it connects with EventSource, shows
+// each publication as a row (event name, data, cursor), and highlights the
+// herald.gap event that follows a reconnection the server cannot recover.
+//
+// Uses the system Chromium (/usr/bin/chromium, or $HERALD_CHROMIUM);
+// playwright-core never downloads a browser. A screenshot of the page after
+// the gap test goes to /tmp/demo-page.png (or $HERALD_DEMO_SCREENSHOT).
+
+import assert from "node:assert/strict";
+import net from "node:net";
+import { after, before, describe, test } from "node:test";
+
+import { chromium } from "playwright-core";
+
+import { accountId, channelOfEvent, parseCursor, publishOk, startHerald, waitUntil } from "./lib/herald.mjs";
+
+const CHROMIUM = process.env.HERALD_CHROMIUM || "/usr/bin/chromium";
+const SCREENSHOT = process.env.HERALD_DEMO_SCREENSHOT || "/tmp/demo-page.png";
+// The machine's closed network refuses Chromium's background connections:
+// keep it to loopback. --no-sandbox because the tests may run as root.
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const HISTORY_SIZE = 2;
+const RUN = `e2e-${process.pid}-${Date.now().toString(36)}`; // makes the data of this run distinctive
+
+/** Every console error and page error, tagged with the test that saw it. */
+const consoleErrors = [];
+/** Console errors for GET /favicon.ico (checked by their own test). */
+const faviconErrors = [];
+
+let browser;
+let herald;
+
+/** A new page (own context) whose console errors and uncaught exceptions are collected. */
+async function newPage(testName) {
+  const context = await browser.newContext({ viewport: { width: 1200, height: 700 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(5000);
+  page.on("console", (msg) => {
+    if (msg.type() !== "error") return;
+    const where = msg.location()?.url ?? "";
+    const entry = { test: testName, text: msg.text(), url: where };
+    if (/\/favicon\.ico$/.test(where)) faviconErrors.push(entry);
+    else consoleErrors.push(entry);
+  });
+  page.on("pageerror", (err) => consoleErrors.push({ test: testName, text: `pageerror: ${err.stack || err}` }));
+  return { context, page };
+}
+
+/** The rows of the viewer, oldest first: {cls, event, data, id, background}. */
+function rowsOf(page) {
+  return page.$$eval("#rows tr", (trs) =>
+    trs
+      .map((tr) => ({
+        cls: tr.className,
+        event: tr.querySelector("td.event").textContent,
+        data: tr.querySelector("td.data").textContent,
+        id: tr.querySelector("td.id").textContent,
+        background: getComputedStyle(tr.querySelector("td.event")).backgroundColor,
+      }))
+      .reverse(),
+  );
+}
+
+/** Waits until the state badge says "connected" (EventSource open). */
+async function waitConnected(page) {
+  await page.waitForFunction(
+    () => {
+      const el = document.getElementById("state");
+      return el.classList.contains("open") && el.textContent === "connected";
+    },
+    null,
+    { timeout: 5000 },
+  );
+}
+
+/** Polls the rows until `pred(rows)` holds; returns the rows. */
+async function waitRows(page, pred, what, timeoutMs = 5000) {
+  let last = [];
+  try {
+    return await waitUntil(
+      async () => {
+        last = await rowsOf(page);
+        return pred(last) && last;
+      },
+      { timeoutMs, intervalMs: 50, what },
+    );
+  } catch (err) {
+    err.message += `\nrows: ${JSON.stringify(last, null, 1)}`;
+    throw err;
+  }
+}
+
+/** Parsed JSON data of a row (the page pretty-prints it). */
+const dataOf = (row) => JSON.parse(row.data);
+
+/**
+ * A loopback TCP proxy in front of herald, to cut the browser's connections
+ * as a network drop would (closing them under EventSource, which then
+ * reconnects with Last-Event-ID by itself) and to refuse connections while
+ * "down".
+ */
+async function startProxy(targetPort) {
+  const sockets = new Set();
+  let down = false;
+  const server = net.createServer((client) => {
+    client.on("error", () => {});
+    if (down) {
+      client.destroy();
+      return;
+    }
+    const upstream = net.connect(targetPort, "127.0.0.1");
+    upstream.on("error", () => client.destroy());
+    client.on("error", () => upstream.destroy());
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on("close", () => {
+        sockets.delete(s);
+        client.destroy();
+        upstream.destroy();
+      });
+    }
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  server.listen(0, "127.0.0.1");
+  await new Promise((resolve, reject) => {
+    server.once("listening", resolve);
+    server.once("error", reject);
+  });
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    /** Closes every proxied connection and refuses new ones until up(). */
+    down() {
+      down = true;
+      for (const s of sockets) s.destroy();
+    },
+    up() {
+      down = false;
+    },
+    close() {
+      down = true;
+      for (const s of sockets) s.destroy();
+      return new Promise((resolve) => server.close(() => resolve()));
+    },
+  };
+}
+
+before(
+  async () => {
+    herald = await startHerald([`--history-size=${HISTORY_SIZE}`], { timeoutMs: 5000 });
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 9000 });
+  },
+  { timeout: 15_000 },
+);
+
+after(
+  async () => {
+    try {
+      await browser?.close();
+    } finally {
+      await herald?.stop();
+    }
+  },
+  { timeout: 10_000 },
+);
+
+// Worst case: 15 s + 35 s + 10 s (hooks and suite bounded), typically about 8.5 s.
+describe("demo viewer page", { timeout: 35_000 }, () => {
+  test("prefills the channels, connects, and shows each publication as a row", { timeout: 15_000 }, async () => {
+    const stream = "stream:demo-1";
+    const user = `user:${accountId(101)}`;
+    const { context, page } = await newPage("publications");
+    try {
+      await page.goto(`${herald.url}/demo?channels=${stream},${user}`, { timeout: 5000 });
+      await waitConnected(page);
+      assert.equal(await page.inputValue("#channels"), `${stream}, ${user}`);
+      assert.equal(await page.isVisible("#empty"), true, "'No events yet.' before any event");
+
+      // Three publications: one per channel, then one naming both channels
+      // (one publication per channel: two events on this connection).
+      const published = [
+        { channel: stream, event: "created", data: { tag: `${RUN}-alpha`, amount: "12.5000000" } },
+        { channel: user, event: "withdrawn", data: { tag: `${RUN}-bravo`, note: "ünïcødé ✓ <b>not html</b>" } },
+        { channels: [stream, user], event: "topped_up", data: { tag: `${RUN}-charlie`, list: [1, 2, 3] } },
+      ];
+      for (const body of published) await publishOk(herald.url, body);
+
+      const mine = (rows) => rows.filter((r) => r.data.includes(RUN));
+      const rows = mine(await waitRows(page, (rs) => mine(rs).length >= 4, "4 rows with this run's data"));
+      assert.deepEqual(
+        rows.map((r) => [r.event, dataOf(r)]),
+        [
+          ["created", published[0].data],
+          ["withdrawn", published[1].data],
+          ["topped_up", published[2].data],
+          ["topped_up", published[2].data],
+        ],
+        "rows, oldest first: event name and data as published",
+      );
+      // The data is shown as text (pretty-printed JSON), never as HTML.
+      assert.equal(await page.locator("#rows b").count(), 0);
+      assert.match(rows[0].data, /"tag": "e2e-.*-alpha"/);
+
+      // The id column is the SSE cursor: one entry per channel; the two
+      // topped_up rows are the publication on each channel.
+      for (const r of rows) assert.equal(parseCursor(r.id).length, 2, `cursor of ${r.event}: ${r.id}`);
+      assert.equal(channelOfEvent(rows[0].id, rows[1].id, [stream, user]), user);
+      assert.equal(channelOfEvent(rows[1].id, rows[2].id, [stream, user]), stream);
+      assert.equal(channelOfEvent(rows[2].id, rows[3].id, [stream, user]), user);
+
+      assert.equal(await page.isVisible("#empty"), false, "'No events yet.' hidden once rows exist");
+      assert.equal(await page.locator("#rows tr.gap").count(), 0, "no gap without reconnection");
+      assert.equal(await page.textContent("#state"), "connected");
+    } finally {
+      await context.close();
+    }
+    assert.deepEqual(
+      consoleErrors.filter((e) => e.test === "publications"),
+      [],
+      "no console errors or uncaught exceptions",
+    );
+  });
+
+  test(
+    `highlights herald.gap after a network drop longer than the history (--history-size=${HISTORY_SIZE})`,
+    { timeout: 20_000 },
+    async () => {
+      const stream = "stream:demo-2";
+      const user = `user:${accountId(202)}`;
+      const proxy = await startProxy(herald.port);
+      const { context, page } = await newPage("gap");
+      try {
+        await page.goto(`${proxy.url}/demo?channels=${stream},${user}`, { timeout: 5000 });
+        await waitConnected(page);
+
+        // Received live: stream offsets 1 and 2, user offset 1 (the user
+        // channel keeps that in its history, so its epoch survives the drop).
+        await publishOk(herald.url, { channels: [stream, user], event: "created", data: { tag: `${RUN}-before-1` } });
+        await publishOk(herald.url, { channel: stream, event: "paused", data: { tag: `${RUN}-before-2` } });
+        await waitRows(page, (rs) => rs.filter((r) => r.data.includes(`${RUN}-before`)).length === 3, "3 rows before the drop");
+
+        // Network drop: EventSource notices and retries (retry: 2000) while
+        // three publications go by; the channel keeps only the last two.
+        proxy.down();
+        await page.waitForFunction(() => document.getElementById("state").textContent === "reconnecting", null, {
+          timeout: 5000,
+        });
+        for (let i = 1; i <= 3; i++) {
+          await publishOk(herald.url, { channel: stream, event: "withdrawn", data: { tag: `${RUN}-missed-${i}` } });
+        }
+        proxy.up();
+
+        // The browser reconnects with Last-Event-ID: stream offset 3 is gone
+        // from history, so the server says so with a herald.gap event.
+        const withGap = await waitRows(page, (rs) => rs.some((r) => r.event === "herald.gap"), "a herald.gap row", 10_000);
+        await waitConnected(page);
+        await publishOk(herald.url, { channel: stream, event: "resumed", data: { tag: `${RUN}-after-1` } });
+        const rows = await waitRows(page, (rs) => rs.some((r) => r.data.includes(`${RUN}-after-1`)), "the row after the gap");
+
+        const gaps = rows.filter((r) => r.event === "herald.gap");
+        assert.equal(gaps.length, 1, `one gap row: ${JSON.stringify(withGap)}`);
+        const gap = gaps[0];
+        assert.deepEqual(dataOf(gap), { channel: stream, reason: "history_expired" });
+        assert.equal(gap.cls, "gap", "the gap row is marked");
+        assert.equal(gap.background, "rgb(58, 42, 16)", "the gap row is highlighted (#3a2a10)");
+        for (const r of rows.filter((x) => x.event !== "herald.gap")) {
+          assert.equal(r.cls, "", `${r.event} row not marked as a gap`);
+          assert.notEqual(r.background, gap.background, `${r.event} row not highlighted`);
+        }
+        // Unrecoverable: nothing missed is replayed; the order is
+        // before, before, before, gap, live.
+        assert.deepEqual(
+          rows.map((r) => [r.event, r.event === "herald.gap" ? r.data.includes("history_expired") : dataOf(r).tag]),
+          [
+            ["created", `${RUN}-before-1`],
+            ["created", `${RUN}-before-1`],
+            ["paused", `${RUN}-before-2`],
+            ["herald.gap", true],
+            ["resumed", `${RUN}-after-1`],
+          ],
+        );
+        assert.equal(await page.textContent("#state"), "connected");
+        await page.screenshot({ path: SCREENSHOT, fullPage: true, timeout: 5000 });
+      } finally {
+        await context.close();
+        await proxy.close();
+      }
+      assert.deepEqual(
+        consoleErrors.filter((e) => e.test === "gap"),
+        [],
+        "no console errors or uncaught exceptions",
+      );
+    },
+  );
+
+  // Without a declared icon Chromium asks for /favicon.ico, gets herald's 404
+  // and logs it as a console error; the page declares an empty data: icon.
+  test(
+    "loads without a console error for /favicon.ico",
+    () => {
+      assert.deepEqual(faviconErrors, []);
+    },
+  );
+});
