@@ -125,8 +125,20 @@ function check(name, items, records, { persistent, killAt, restartAt, isSse }) {
       if (want >= 0 && seg !== want) problems.push(`${name}: seq ${r.seq} (sent ${r.sentAt < killAt ? "before the kill" : "after the restart"}) in segment ${seg}`);
     }
   }
-  if (missing.length)
-    problems.push(`${name}: ${missing.length} acknowledged publication(s) never received: seqs ${missing.slice(0, 20).join(",")}${missing.length > 20 ? ",..." : ""}`);
+  // Without persistence, Redis can acknowledge a publication and die before
+  // its pub/sub message left; the restart then loses it with the rest of the
+  // history. That is the one loss allowed, and only as the tail of the old
+  // epoch, told to the subscriber by the epoch_changed gap notice.
+  const oldEpochMax = Math.max(0, ...segments[0].map((p) => p.offset));
+  const lost = persistent
+    ? []
+    : missing.filter((seq) => {
+        const r = bySeq.get(seq);
+        return r.sentAt < restartAt && r.offset > oldEpochMax && gaps.length === 1;
+      });
+  const unexplained = missing.filter((seq) => !lost.includes(seq));
+  if (unexplained.length)
+    problems.push(`${name}: ${unexplained.length} acknowledged publication(s) never received: seqs ${unexplained.slice(0, 20).join(",")}${unexplained.length > 20 ? ",..." : ""}`);
   return problems;
 }
 
