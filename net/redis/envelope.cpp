@@ -1,5 +1,7 @@
 #include "net/redis/envelope.hpp"
 
+#include "net/redis/redis_scripts.hpp"
+
 #include "net/channel_name.hpp"
 #include "net/json_input.hpp"
 #include "net/stream_position.hpp"
@@ -19,38 +21,11 @@ std::string channel_of_pubsub(std::string_view prefix, std::string_view pubsub) 
   return std::string{pubsub.substr(head.size())};
 }
 
-// The epoch is created with the first publication (or sync) of a channel and
-// lives as long as its keys: both expire after `ttl` seconds without a
-// publication, and the next publication starts a new epoch, so an old cursor
-// gets an explicit gap instead of offsets that mean something else.
-const std::string publish_script = R"lua(
-local epoch = redis.call('HGET', KEYS[1], 'epoch')
-if not epoch then
-  epoch = ARGV[7]
-  redis.call('DEL', KEYS[2])
-  redis.call('HSET', KEYS[1], 'epoch', epoch, 'offset', 0)
-end
-local offset = redis.call('HINCRBY', KEYS[1], 'offset', 1)
-local env = '{"channel":' .. cjson.encode(ARGV[2]) .. ',"epoch":' .. cjson.encode(epoch) ..
-            ',"offset":' .. offset .. ',"event":' .. cjson.encode(ARGV[3]) ..
-            ',"data":' .. ARGV[4] .. '}'
-redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[5], offset .. '-0', 'p', env)
-redis.call('EXPIRE', KEYS[1], ARGV[6])
-redis.call('EXPIRE', KEYS[2], ARGV[6])
-redis.call('PUBLISH', ARGV[1], env)
-return {epoch, offset}
-)lua";
-
-const std::string sync_script = R"lua(
-if redis.call('HSETNX', KEYS[1], 'epoch', ARGV[1]) == 1 then
-  redis.call('HSET', KEYS[1], 'offset', 0)
-  redis.call('DEL', KEYS[2])
-  redis.call('EXPIRE', KEYS[1], ARGV[3])
-end
-local m = redis.call('HMGET', KEYS[1], 'epoch', 'offset')
-local entries = redis.call('XRANGE', KEYS[2], '(' .. ARGV[2] .. '-0', '+')
-return {m[1], tonumber(m[2]), entries}
-)lua";
+// The scripts are the files net/redis/publish.lua and sync.lua, compiled in
+// by CMake (redis_scripts.hpp), so that other processes can run the very
+// same file (`redis-cli --eval net/redis/publish.lua ...`).
+const std::string publish_script{scripts::publish};
+const std::string sync_script{scripts::sync};
 
 bool parse_envelope(std::string_view text, envelope& out, std::string& error) {
   nlohmann::json j;

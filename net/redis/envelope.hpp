@@ -27,14 +27,14 @@ channel_keys keys_for(std::string_view prefix, std::string_view channel);
 /// `pubsub` does not start with `<prefix>pub:`.
 std::string channel_of_pubsub(std::string_view prefix, std::string_view pubsub);
 
-/// Lua: append one publication to a channel's history and publish it, in
-/// one atomic step. KEYS: meta, history. ARGV: pubsub channel, channel
+/// Lua (net/redis/publish.lua): append one publication to a channel's
+/// history and publish it, in one atomic step. KEYS: meta, history. ARGV: pubsub channel, channel
 /// name, event, data (JSON text), history size, history ttl (seconds),
 /// epoch to start when the channel has none. Returns {epoch, offset}.
 extern const std::string publish_script;
 
-/// Lua: the channel's epoch and head offset (starting an epoch if there is
-/// none), and every history entry after an offset. KEYS: meta, history.
+/// Lua (net/redis/sync.lua): the channel's epoch and head offset (starting
+/// an epoch if there is none), and every history entry after an offset. KEYS: meta, history.
 /// ARGV: epoch to start, offset to read after, history ttl (seconds).
 /// Returns {epoch, offset, [[id, ["p", envelope]], ...]}.
 extern const std::string sync_script;

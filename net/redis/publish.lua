@@ -1,0 +1,33 @@
+-- Herald's publish script (docs/cluster.md). Appends one publication to a
+-- channel's history stream and publishes it on the channel's pub/sub
+-- channel, in one atomic step; Redis assigns the offset.
+--
+-- KEYS[1] <prefix>meta:<channel>     hash {epoch, offset}
+-- KEYS[2] <prefix>history:<channel>  stream, entry id <offset>-0, field p = envelope
+-- ARGV[1] <prefix>pub:<channel>      pub/sub channel
+-- ARGV[2] channel name (validated by the caller)
+-- ARGV[3] event name (1-64 of [A-Za-z0-9_.:-], not starting with "herald.")
+-- ARGV[4] data: JSON text (inserted as is: it must be valid JSON)
+-- ARGV[5] history size (stream MAXLEN)
+-- ARGV[6] history ttl in seconds (key expiry after the last publication)
+-- ARGV[7] epoch to start when the channel has none (1-32 of [a-z0-9])
+-- Returns {epoch, offset}.
+--
+-- The epoch lives as long as the channel's keys: both expire ARGV[6] seconds
+-- after the last publication, and the next publication starts a new epoch, so
+-- an old cursor gets an explicit gap instead of offsets that mean something else.
+local epoch = redis.call('HGET', KEYS[1], 'epoch')
+if not epoch then
+  epoch = ARGV[7]
+  redis.call('DEL', KEYS[2])
+  redis.call('HSET', KEYS[1], 'epoch', epoch, 'offset', 0)
+end
+local offset = redis.call('HINCRBY', KEYS[1], 'offset', 1)
+local env = '{"channel":' .. cjson.encode(ARGV[2]) .. ',"epoch":' .. cjson.encode(epoch) ..
+            ',"offset":' .. offset .. ',"event":' .. cjson.encode(ARGV[3]) ..
+            ',"data":' .. ARGV[4] .. '}'
+redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[5], offset .. '-0', 'p', env)
+redis.call('EXPIRE', KEYS[1], ARGV[6])
+redis.call('EXPIRE', KEYS[2], ARGV[6])
+redis.call('PUBLISH', ARGV[1], env)
+return {epoch, offset}
