@@ -40,7 +40,8 @@ wait_http() {
 
 case "${1:-}" in
   start)
-    [ -x build/bin/herald ] || ./scripts/build.sh
+    ./scripts/install-deps.sh --cluster
+    [ -x build/bin/herald ] || ./scripts/build.sh -DHERALD_BUILD_TESTS=OFF
     mkdir -p "$run"
     redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
       --dir "$run" --logfile "$run/redis.log" --daemonize no &

@@ -1,13 +1,23 @@
 #!/usr/bin/env bash
-# Installs what Herald needs to build, run and test on Debian 12 (apt-get, as
-# root or through sudo). Safe to run again: it installs only what is missing.
+# Installs what Herald needs on Debian 12 (apt-get, as root or through sudo).
+# Safe to run again: it installs only what is missing.
+#   scripts/install-deps.sh             build and run (the demo included)
+#   scripts/install-deps.sh --cluster   also Redis and HAProxy (scripts/cluster.sh)
+#   scripts/install-deps.sh --test      also what the tests use (cluster tools included)
 set -euo pipefail
 
 packages=(
   g++ cmake make pkg-config git curl ca-certificates
   libcaf-dev libboost1.81-dev libhiredis-dev nlohmann-json3-dev libspdlog-dev
-  catch2 redis-server haproxy
 )
+case "${1:-}" in
+  --cluster) packages+=(redis-server haproxy) ;;
+  # catch2: protocol suites; redis-server and haproxy: cluster tests;
+  # chromium: the demo page is tested in headless Chromium (tests/e2e/demo_page).
+  --test) packages+=(catch2 redis-server haproxy chromium) ;;
+  "") ;;
+  *) echo "usage: $0 [--cluster|--test]" >&2; exit 2 ;;
+esac
 
 as_root() {
   if [ "$(id -u)" -eq 0 ]; then "$@"; else sudo "$@"; fi
@@ -17,7 +27,7 @@ missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
-# Node.js (for the demo publisher and the end-to-end clients): Debian's, unless
+# Node.js (the demo publisher, and the end-to-end clients): Debian's, unless
 # the machine already has a node and npm.
 if ! command -v node >/dev/null 2>&1 || ! command -v npm >/dev/null 2>&1; then
   missing+=(nodejs npm)

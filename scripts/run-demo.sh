@@ -5,7 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 ./scripts/install-deps.sh
-./scripts/build.sh
+./scripts/build.sh -DHERALD_BUILD_TESTS=OFF
 
 port="${PORT:-8080}"
 ./build/bin/herald --port="$port" &

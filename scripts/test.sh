@@ -4,7 +4,7 @@
 # runs every test with ctest. Exit status 0 only if all pass.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/install-deps.sh
+./scripts/install-deps.sh --test
 ./scripts/build.sh -DHERALD_BUILD_TESTS=ON
 npm ci --prefix tests/e2e --no-audit --no-fund --loglevel=error
 cd build
