@@ -29,6 +29,7 @@ int run_server(config& cfg) {
 
   // Cluster mode: a Redis gateway links this instance to the others.
   caf::actor gateway;
+  std::shared_ptr<net::redis::client> redis;
   std::shared_ptr<actors::cluster_status> status;
   if (!cfg.redis_url.empty()) {
     net::redis::client::options ropts;
@@ -44,9 +45,8 @@ int run_server(config& cfg) {
     ropts.history_ttl = std::chrono::seconds(cfg.history_ttl);
     ropts.make_epoch = actors::random_epoch;
     status = std::make_shared<actors::cluster_status>();
-    gateway = sys.spawn(actors::redis_gateway, std::shared_ptr<net::redis::backend>(
-                                                 net::redis::client::create(ioc, ropts)),
-                        status);
+    redis = net::redis::client::create(ioc, ropts);
+    gateway = sys.spawn(actors::redis_gateway, std::shared_ptr<net::redis::backend>(redis), status);
     spdlog::info("mode: cluster through Redis at {} (prefix {})",
                  net::redis::to_log_string(ropts.target), cfg.redis_prefix);
   } else {
@@ -134,6 +134,13 @@ int run_server(config& cfg) {
   ioc.run();
   for (auto& t : threads)
     t.join();
+  if (redis) {
+    // Close the Redis connections while the event loop can still run their
+    // last handlers (hiredis frees its contexts there).
+    redis->stop();
+    ioc.restart();
+    ioc.run_for(std::chrono::milliseconds(500));
+  }
   service.stop_actors();
   caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
