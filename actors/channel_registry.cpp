@@ -4,6 +4,8 @@
 #include <caf/exit_reason.hpp>
 #include <caf/spawn_options.hpp>
 
+#include <spdlog/spdlog.h>
+
 #include <random>
 
 namespace herald::actors {
@@ -23,8 +25,13 @@ registry_state::entry& channel_for(registry_pointer self, const std::string& nam
   auto& st = self->state;
   auto it = st.channels.find(name);
   if (it == st.channels.end()) {
-    auto ch = self->spawn<caf::linked>(channel_actor, name, st.make_epoch(), st.history,
-                                       caf::actor_cast<caf::actor>(self), st.gateway);
+    // Monitored, not linked: a link lives in the registry's own list of
+    // attachables, and removing one scans that list, which made stopping
+    // many idle channels quadratic. A monitor lives at the channel.
+    auto ch = self->spawn(channel_actor, name, st.make_epoch(), st.history,
+                          caf::actor_cast<caf::actor>(self), st.gateway);
+    self->monitor(ch);
+    st.names.emplace(ch.address(), name);
     it = st.channels.emplace(name, registry_state::entry{std::move(ch), 0}).first;
   }
   ++it->second.forwarded;
@@ -38,23 +45,26 @@ caf::behavior channel_registry(registry_pointer self, history_options history,
   self->state.history = history;
   self->state.gateway = std::move(gateway);
   self->state.make_epoch = make_epoch ? std::move(make_epoch) : random_epoch;
-  // An exit message from an actor (a linked channel that ended) only makes
-  // the registry forget that channel: the next use spawns a fresh one with a
-  // new epoch, so clients see an explicit gap. Only an exit message with no
-  // sender, or naming the registry itself (anon_send_exit: the server
-  // shutting down), ends the registry.
-  self->set_exit_handler([self](caf::exit_msg& em) {
-    if (!em.source || em.source == self->address()) {
-      self->quit(em.reason);
+  // A channel that ends is forgotten: the next use spawns a fresh one with a
+  // new epoch, so clients see an explicit gap. One that fails is logged.
+  self->set_down_handler([self](caf::down_msg& dm) {
+    auto& st = self->state;
+    auto n = st.names.find(dm.source);
+    if (n == st.names.end())
       return;
+    auto it = st.channels.find(n->second);
+    if (it != st.channels.end() && it->second.channel.address() == dm.source) {
+      spdlog::error("channel {} ended unexpectedly ({}); its history is lost", n->second,
+                    caf::to_string(dm.reason));
+      st.channels.erase(it);
     }
-    auto& chans = self->state.channels;
-    for (auto it = chans.begin(); it != chans.end(); ++it) {
-      if (it->second.channel.address() == em.source) {
-        chans.erase(it);
-        return;
-      }
-    }
+    st.names.erase(n);
+  });
+  // The server ends the registry with an exit message; the channels go too.
+  self->set_exit_handler([self](caf::exit_msg& em) {
+    for (auto& [name, e] : self->state.channels)
+      self->send_exit(e.channel, em.reason);
+    self->quit(em.reason);
   });
   return {
     [self](subscribe_atom, const subscribe_request& req) {
@@ -75,8 +85,7 @@ caf::behavior channel_registry(registry_pointer self, history_options history,
         return; // something is still on its way to the channel
       if (it->second.channel.address() != caf::actor_cast<caf::actor_addr>(self->current_sender()))
         return; // an older actor of the same name
-      // Unlink first: the channel's exit must not reach us as a failure.
-      self->unlink_from(it->second.channel);
+      // Forget it now; its down message then finds no entry to drop.
       self->send(it->second.channel, stop_atom_v);
       chans.erase(it);
     },

@@ -1,13 +1,13 @@
 // channel_registry: finds channel actors by name.
 //
 // One per actor system, spawned by app/server. Spawns a channel actor
-// (linked) on the first subscribe or publish naming it, forwards every
+// (monitored) on the first subscribe or publish naming it, forwards every
 // subscribe and publish to it, and stops it when the channel reports itself
 // idle (no subscribers, history expired) and no forwarded message is still
 // on its way to it. Counting forwarded messages is what makes that safe: a
 // channel that is told to stop has seen everything the registry sent it.
-// Runs on CAF's scheduler; ends on an exit message, which takes the linked
-// channels with it.
+// Runs on CAF's scheduler; ends on an exit message, which it passes on to
+// every channel.
 #pragma once
 
 #include "actors/channel_actor.hpp"
@@ -28,6 +28,7 @@ struct registry_state {
     std::uint64_t forwarded = 0;
   };
   std::unordered_map<std::string, entry> channels;
+  std::unordered_map<caf::actor_addr, std::string> names; ///< live channel actors, until down
   history_options history;
   std::function<std::string()> make_epoch;
   caf::actor gateway; ///< cluster mode: handed to every channel; null otherwise

@@ -112,7 +112,6 @@ void on_subscribed(connection_pointer self, subscribe_result& res) {
   }
   if (it->second.active || it->second.request != res.request)
     return; // the answer to a subscribe the client cancelled (and renewed): ours follows
-  self->monitor(res.channel_actor);
   if (st.options.kind == transport::sse && st.pending_initial > 0) {
     st.answered.push_back(std::move(res));
     if (--st.pending_initial > 0)
@@ -181,7 +180,6 @@ void on_text(connection_pointer self, const std::string& text) {
         return;
       }
       if (it->second.active) {
-        self->demonitor(it->second.channel);
         self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
       } else {
         // The subscribe is still on its way: it ends here, and says so.
@@ -210,18 +208,6 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
   self->attach_functor([weak = std::weak_ptr<net::frame_sink>(st.sink)](const caf::error&) {
     if (auto s = weak.lock())
       s->close({net::close_reason::shutdown, 1001, "going away", {}});
-  });
-  // A channel actor that dies takes its history with it: subscribe again,
-  // from where we are, so the client hears about the gap explicitly.
-  self->set_down_handler([self](caf::down_msg& dm) {
-    for (auto& [name, s] : self->state.subs) {
-      if (s.active && s.channel.address() == dm.source) {
-        s.active = false;
-        s.since = s.position;
-        s.channel = nullptr;
-        subscribe(self, name);
-      }
-    }
   });
   for (auto& name : initial) {
     auto& s = st.subs[name];

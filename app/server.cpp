@@ -68,8 +68,17 @@ int run_server(config& cfg) {
     caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
     return 1;
   }
-  listener->on_accept_error = [](const boost::system::error_code& ec) {
-    spdlog::warn("accept failed: {} (retrying)", ec.message());
+  // At the file limit accept fails every retry (100 ms): log once a minute.
+  listener->on_accept_error = [last = std::chrono::steady_clock::time_point{},
+                               count = std::uint64_t{0}](const boost::system::error_code& ec) mutable {
+    ++count;
+    auto now = std::chrono::steady_clock::now();
+    if (now - last < std::chrono::minutes(1))
+      return;
+    spdlog::warn("accept failed: {} ({} time(s) since the last report; retrying)", ec.message(),
+                 count);
+    last = now;
+    count = 0;
   };
   listener->run();
   spdlog::info("scheduler: policy={} max-threads={}, io-threads={}",

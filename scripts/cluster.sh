@@ -11,7 +11,7 @@
 # State (PID files, logs) lives in build/cluster/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-run=build/cluster
+run="$(pwd)/build/cluster" # absolute: redis-server resolves --logfile after --dir
 redis_port="${REDIS_PORT:-6390}"
 read -r -a herald_ports <<<"${HERALD_PORTS:-8091 8092 8093}"
 lb_port="${LB_PORT:-8090}"
@@ -44,19 +44,21 @@ case "${1:-}" in
     [ -x build/bin/herald ] || ./scripts/build.sh -DHERALD_BUILD_TESTS=OFF
     mkdir -p "$run"
     redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
-      --dir "$run" --logfile "$run/redis.log" --daemonize no &
+      --dir "$run" --logfile "$run/redis.log" --daemonize no >/dev/null 2>&1 &
     echo $! >"$run/redis.pid"
     for i in 0 1 2; do
       REDIS_URL="redis://127.0.0.1:$redis_port" ./build/bin/herald --host=127.0.0.1 \
         --port="${herald_ports[$i]}" >"$run/herald$((i + 1)).log" 2>&1 &
       echo $! >"$run/herald$((i + 1)).pid"
     done
-    for p in "${herald_ports[@]}"; do wait_http "http://127.0.0.1:$p/readyz"; done
+    for p in "${herald_ports[@]}"; do
+      wait_http "http://127.0.0.1:$p/readyz" || { "$0" stop; exit 1; }
+    done
     LISTEN="127.0.0.1:$lb_port" HERALD_1="127.0.0.1:${herald_ports[0]}" \
       HERALD_2="127.0.0.1:${herald_ports[1]}" HERALD_3="127.0.0.1:${herald_ports[2]}" \
       haproxy -f docker/haproxy.cfg -db >"$run/haproxy.log" 2>&1 &
     echo $! >"$run/haproxy.pid"
-    wait_http "http://127.0.0.1:$lb_port/healthz"
+    wait_http "http://127.0.0.1:$lb_port/healthz" || { "$0" stop; exit 1; }
     cat <<EOT
 cluster up: HAProxy http://127.0.0.1:$lb_port -> herald on ${herald_ports[*]}, Redis on $redis_port
   subscribe: curl -N "http://127.0.0.1:$lb_port/v1/sse?channel=stream:42"

@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 ./scripts/build.sh -DHERALD_BUILD_TESTS=OFF
 
 port="${PORT:-8080}"
-./build/bin/herald --port="$port" &
+# Loopback only: Herald has no authentication yet (issue #4).
+./build/bin/herald --host=127.0.0.1 --port="$port" &
 herald_pid=$!
 publisher_pid=""
 cleanup() {
