@@ -1,25 +1,17 @@
 #define CAF_SUITE actors.channel_cluster
 #include "actors/channel_actor.hpp"
 
+#include "recording_subscriber.hpp"
+
 #include <caf/test/dsl.hpp>
 
 using namespace herald;
 using namespace herald::actors;
+using herald::test::sub_state;
+using herald::test::subscriber;
 using namespace std::chrono_literals;
 
 namespace {
-
-struct sub_state {
-  std::vector<subscribe_result> answers;
-  std::vector<publication_ptr> pubs;
-};
-
-caf::behavior subscriber(caf::stateful_actor<sub_state>* self) {
-  return {
-    [self](subscribed_atom, const subscribe_result& r) { self->state.answers.push_back(r); },
-    [self](const publication_ptr& p) { self->state.pubs.push_back(p); },
-  };
-}
 
 // Stands in for the Redis gateway: records what the channel asks of it.
 struct gw_state {
