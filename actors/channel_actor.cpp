@@ -255,7 +255,7 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
       auto now = self->clock().now();
       st.prune(now);
       apply(self, make_publication(st.name, st.epoch, st.offset + 1, ticket->request.event,
-                                   ticket->request.data, now));
+                                   ticket->request.data, now, ticket->accepted_ns));
       ticket->complete(index, st.offset);
     },
     [self](prune_atom) {

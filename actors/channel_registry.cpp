@@ -1,5 +1,7 @@
 #include "actors/channel_registry.hpp"
 
+#include "net/metrics.hpp"
+
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>
 #include <caf/spawn_options.hpp>
@@ -33,6 +35,7 @@ registry_state::entry& channel_for(registry_pointer self, const std::string& nam
     self->monitor(ch);
     st.names.emplace(ch.address(), name);
     it = st.channels.emplace(name, registry_state::entry{std::move(ch), 0}).first;
+    net::metrics::channels(1);
   }
   ++it->second.forwarded;
   return it->second;
@@ -57,6 +60,7 @@ caf::behavior channel_registry(registry_pointer self, history_options history,
       spdlog::error("channel {} ended unexpectedly ({}); its history is lost", n->second,
                     caf::to_string(dm.reason));
       st.channels.erase(it);
+      net::metrics::channels(-1);
     }
     st.names.erase(n);
   });
@@ -64,6 +68,8 @@ caf::behavior channel_registry(registry_pointer self, history_options history,
   self->set_exit_handler([self](caf::exit_msg& em) {
     for (auto& [name, e] : self->state.channels)
       self->send_exit(e.channel, em.reason);
+    net::metrics::channels(-static_cast<std::int64_t>(self->state.channels.size()));
+    self->state.channels.clear();
     self->quit(em.reason);
   });
   return {
@@ -88,6 +94,7 @@ caf::behavior channel_registry(registry_pointer self, history_options history,
       // Forget it now; its down message then finds no entry to drop.
       self->send(it->second.channel, stop_atom_v);
       chans.erase(it);
+      net::metrics::channels(-1);
     },
   };
 }

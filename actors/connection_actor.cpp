@@ -1,6 +1,7 @@
 #include "actors/connection_actor.hpp"
 
 #include "net/errors.hpp"
+#include "net/metrics.hpp"
 #include "net/sse/encoder.hpp"
 #include "net/ws/protocol.hpp"
 
@@ -42,7 +43,7 @@ void send_ws(connection_state& st, std::string text) {
 
 } // namespace
 
-bool connection_state::deliver(const publication& p, const publication_ptr&) {
+bool connection_state::deliver(const publication& p, const publication_ptr&, bool live) {
   auto it = subs.find(p.channel);
   if (it == subs.end() || !it->second.active)
     return false;
@@ -61,10 +62,14 @@ bool connection_state::deliver(const publication& p, const publication_ptr&) {
     send_gap(*this, p.channel, "missed_publications");
   }
   s.position.offset = p.offset;
-  if (options.kind == transport::sse)
-    sink->deliver(net::sse::encode_id_line(sse_cursor()), p.sse);
-  else
-    sink->deliver({}, p.ws);
+  auto accepted = live ? p.accepted_ns : 0;
+  if (options.kind == transport::sse) {
+    net::metrics::delivered(net::metrics::transport::sse);
+    sink->deliver(net::sse::encode_id_line(sse_cursor()), p.sse, accepted);
+  } else {
+    net::metrics::delivered(net::metrics::transport::ws);
+    sink->deliver({}, p.ws, accepted);
+  }
   return true;
 }
 
@@ -97,8 +102,10 @@ void emit_answer(connection_pointer self, subscription& s, const subscribe_resul
   } else if (s.since && !res.recovered) {
     send_gap(st, res.channel, res.reason);
   }
+  if (s.since)
+    net::metrics::recovery(res.recovered);
   for (const auto& p : res.replay)
-    st.deliver(*p, p);
+    st.deliver(*p, p, false);
   s.since.reset();
 }
 

@@ -62,7 +62,10 @@ struct connection_state {
   std::string sse_cursor() const;
   /// Delivers one live or replayed publication if it is new for its
   /// subscription; reports a gap when offsets jump. Returns false if dropped.
-  bool deliver(const publication& p, const publication_ptr& ptr);
+  /// Counts the delivery (herald_deliveries_total); a `live` one also
+  /// carries its accepted time to the session for publish-to-write latency
+  /// (a replay's would measure its age in history instead).
+  bool deliver(const publication& p, const publication_ptr& ptr, bool live = true);
 };
 
 using connection_pointer = caf::stateful_actor<connection_state>*;

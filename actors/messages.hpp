@@ -24,7 +24,8 @@
 //                            | (sync_atom, std::string, std::uint64_t after, caf::actor)
 //   gateway    -> channel:   (watching_atom) | (remote_atom, publication_ptr)
 //                            | (synced_atom, sync_result)
-//   backend    -> gateway:   (remote_atom, std::string channel, std::string envelope)
+//   backend    -> gateway:   (remote_atom, std::string channel, std::string envelope,
+//                             std::int64_t accepted_ns)
 //                            | (watching_atom, std::string) | (redis_up_atom)
 //                            | (redis_down_atom, std::string reason)
 #pragma once

@@ -1,5 +1,6 @@
 #include "actors/publication.hpp"
 
+#include "net/metrics.hpp"
 #include "net/sse/encoder.hpp"
 #include "net/ws/protocol.hpp"
 
@@ -7,7 +8,7 @@ namespace herald::actors {
 
 publication_ptr make_publication(std::string channel, std::string epoch, std::uint64_t offset,
                                  std::string event, std::string data,
-                                 caf::actor_clock::time_point at) {
+                                 caf::actor_clock::time_point at, std::int64_t accepted_ns) {
   auto p = std::make_shared<publication>();
   p->sse = net::make_frame(net::sse::encode_event(event, data));
   p->ws = net::make_frame(net::ws::encode_publication(channel, offset, event, data));
@@ -17,6 +18,7 @@ publication_ptr make_publication(std::string channel, std::string epoch, std::ui
   p->event = std::move(event);
   p->data = std::move(data);
   p->at = at;
+  p->accepted_ns = accepted_ns != 0 ? accepted_ns : net::metrics::now_ns();
   return p;
 }
 

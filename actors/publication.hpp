@@ -22,14 +22,19 @@ struct publication {
   net::frame sse;                 ///< SSE event block, without the id line
   net::frame ws;                  ///< WebSocket "publication" message
   caf::actor_clock::time_point at; ///< when the channel took it (history TTL)
+  /// When this instance accepted it (net/metrics.hpp now_ns(): HTTP publish
+  /// parsed, or Redis message received), for publish-to-write latency.
+  std::int64_t accepted_ns = 0;
 };
 
 using publication_ptr = std::shared_ptr<const publication>;
 
 /// Builds a publication and encodes its frames (SSE and WebSocket) once.
 /// @param data compact JSON text (already validated).
+/// @param accepted_ns when this instance accepted the publication
+///        (metrics::now_ns()); 0: now.
 publication_ptr make_publication(std::string channel, std::string epoch, std::uint64_t offset,
                                  std::string event, std::string data,
-                                 caf::actor_clock::time_point at);
+                                 caf::actor_clock::time_point at, std::int64_t accepted_ns = 0);
 
 } // namespace herald::actors

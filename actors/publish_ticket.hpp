@@ -7,6 +7,7 @@
 #pragma once
 
 #include "net/http/publish_request.hpp"
+#include "net/metrics.hpp"
 
 #include <atomic>
 #include <cstdint>
@@ -40,6 +41,9 @@ struct publish_ticket {
 
   net::http::publish_request request;
   std::vector<std::uint64_t> offsets;
+  /// When the publish was accepted (metrics::now_ns()): the start of its
+  /// publish-to-write latency.
+  std::int64_t accepted_ns = net::metrics::now_ns();
 
 private:
   void answer(unsigned status, const std::string& body);

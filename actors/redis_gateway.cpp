@@ -1,6 +1,7 @@
 #include "actors/redis_gateway.hpp"
 
 #include "net/errors.hpp"
+#include "net/metrics.hpp"
 #include "net/redis/envelope.hpp"
 
 #include <caf/send.hpp>
@@ -12,7 +13,8 @@ namespace {
 
 // Turns a Redis envelope into a publication, or null (logged) when a
 // publisher that is not Herald wrote something invalid.
-publication_ptr to_publication(const std::string& text, caf::actor_clock::time_point now) {
+publication_ptr to_publication(const std::string& text, caf::actor_clock::time_point now,
+                               std::int64_t accepted_ns = 0) {
   net::redis::envelope env;
   std::string error;
   if (!net::redis::parse_envelope(text, env, error)) {
@@ -20,7 +22,7 @@ publication_ptr to_publication(const std::string& text, caf::actor_clock::time_p
     return nullptr;
   }
   return make_publication(std::move(env.channel), std::move(env.epoch), env.offset,
-                          std::move(env.event), std::move(env.data), now);
+                          std::move(env.event), std::move(env.data), now, accepted_ns);
 }
 
 } // namespace
@@ -33,7 +35,8 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
   // Backend events arrive on its thread: hand them to the actor.
   auto me = caf::actor_cast<caf::actor>(self);
   st.backend->on_message = [me](const std::string& channel, std::string envelope) {
-    caf::anon_send(me, remote_atom_v, channel, std::move(envelope));
+    // Publish-to-write latency starts here, on arrival (before the actor hop).
+    caf::anon_send(me, remote_atom_v, channel, std::move(envelope), net::metrics::now_ns());
   };
   st.backend->on_watching = [me](const std::string& channel) {
     caf::anon_send(me, watching_atom_v, channel);
@@ -42,6 +45,7 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
   st.backend->on_down = [me](const std::string& reason) {
     caf::anon_send(me, redis_down_atom_v, reason);
   };
+  net::metrics::set_redis_up(false); // cluster mode: the Redis figures appear, down until up
   st.backend->start();
   self->attach_functor([b = st.backend](const caf::error&) { b->stop(); });
   return {
@@ -82,13 +86,16 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       st.confirmed.insert(channel);
       self->send(it->second, watching_atom_v);
     },
-    [self](remote_atom, const std::string& channel, const std::string& envelope) {
+    [self](remote_atom, const std::string& channel, const std::string& envelope,
+           std::int64_t accepted_ns) {
       auto it = self->state.watchers.find(channel);
       if (it == self->state.watchers.end())
         return;
-      auto p = to_publication(envelope, self->clock().now());
-      if (p && p->channel == channel)
+      auto p = to_publication(envelope, self->clock().now(), accepted_ns);
+      if (p && p->channel == channel) {
+        net::metrics::publications_received(net::metrics::source::redis);
         self->send(it->second, remote_atom_v, std::move(p));
+      }
     },
     [self](sync_atom, const std::string& channel, std::uint64_t after, const caf::actor& ch) {
       auto now = self->clock().now();
@@ -106,6 +113,7 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
     },
     [self](redis_up_atom) {
       self->state.status->set(true, "ok");
+      net::metrics::set_redis_up(true);
       spdlog::info("redis: connected; {} channel(s) watched", self->state.watchers.size());
     },
     [self](redis_down_atom, const std::string& reason) {
@@ -113,6 +121,8 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       st.confirmed.clear();
       ++st.status->reconnects;
       st.status->set(false, "Redis unreachable: " + reason);
+      net::metrics::set_redis_up(false);
+      net::metrics::redis_reconnect();
       spdlog::warn("redis: down ({}); serving connected clients, reconnecting", reason);
     },
   };

@@ -24,6 +24,7 @@ herald_service::herald_service(caf::actor_system& sys, caf::actor registry, caf:
 }
 
 void herald_service::publish(net::http::publish_request req, publish_done done) {
+  net::metrics::publications_received(net::metrics::source::http, req.channels.size());
   auto ticket = std::make_shared<actors::publish_ticket>(
     std::move(req), [done = std::move(done)](const actors::publish_ticket&, unsigned status,
                                              const std::string& body) { done(status, body); });
@@ -33,9 +34,12 @@ void herald_service::publish(net::http::publish_request req, publish_done done) 
 }
 
 std::shared_ptr<net::session_events> herald_service::bridge_for(std::uint64_t id,
-                                                                caf::actor actor) {
+                                                                caf::actor actor,
+                                                                net::metrics::transport kind) {
+  net::metrics::connection_opened(kind);
   return std::make_shared<actors::session_bridge>(
-    std::move(actor), [this, id](net::close_reason reason) {
+    std::move(actor), [this, id, kind](net::close_reason reason) {
+      net::metrics::connection_closed(kind, reason);
       std::lock_guard<std::mutex> guard{mtx_};
       conns_.erase(id);
       spdlog::debug("connection {} closed: {}", id, net::to_string(reason));
@@ -58,7 +62,7 @@ void herald_service::open_sse(std::shared_ptr<net::sse::sse_session> session,
   auto actor = sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session),
                           registry_, opts, std::move(sub.channels), std::move(sub.cursor));
   track(id, session, actor, "sse", session->peer());
-  session->start(bridge_for(id, std::move(actor)));
+  session->start(bridge_for(id, std::move(actor), net::metrics::transport::sse));
 }
 
 void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
@@ -68,7 +72,7 @@ void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
                           registry_, opts, std::vector<std::string>{},
                           std::vector<net::sse::cursor_entry>{});
   track(id, session, actor, "ws", session->peer());
-  session->start(bridge_for(id, std::move(actor)));
+  session->start(bridge_for(id, std::move(actor), net::metrics::transport::ws));
 }
 
 std::string herald_service::health() {

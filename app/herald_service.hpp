@@ -8,6 +8,7 @@
 #include "actors/redis_gateway.hpp"
 #include "app/config.hpp"
 #include "net/frame_sink.hpp"
+#include "net/metrics.hpp"
 #include "net/service.hpp"
 #include "net/session_events.hpp"
 
@@ -49,7 +50,8 @@ private:
   };
   void track(std::uint64_t id, std::shared_ptr<net::frame_sink> sink, caf::actor actor,
              const char* transport, const std::string& peer);
-  std::shared_ptr<net::session_events> bridge_for(std::uint64_t id, caf::actor actor);
+  std::shared_ptr<net::session_events> bridge_for(std::uint64_t id, caf::actor actor,
+                                                 net::metrics::transport kind);
 
   caf::actor_system& sys_;
   caf::actor registry_;

@@ -3,6 +3,7 @@
 #include "actors/channel_registry.hpp"
 #include "app/demo_page.hpp"
 #include "app/herald_service.hpp"
+#include "app/status_page.hpp"
 #include "actors/redis_gateway.hpp"
 #include "net/listener.hpp"
 #include "net/redis/client.hpp"
@@ -55,7 +56,7 @@ int run_server(config& cfg) {
   auto registry = sys.spawn(actors::channel_registry, cfg.history_options(),
                             std::function<std::string()>{actors::random_epoch}, gateway);
   herald_service service{sys, registry, gateway, status, cfg};
-  net::http::static_pages pages{std::string{demo_page}};
+  net::http::static_pages pages{std::string{demo_page}, std::string{status_page}};
   auto opts = cfg.session_options();
 
   std::shared_ptr<net::listener> listener;

@@ -1,4 +1,4 @@
-// Why a client connection ended. Feeds logs (and, later, metrics).
+// Why a client connection ended. Feeds logs and metrics (herald_disconnects_total).
 #pragma once
 
 #include <cstdint>
@@ -15,9 +15,10 @@ enum class close_reason : std::uint8_t {
   protocol_error,    ///< the peer broke the protocol (RFC 6455 framing, ...)
   policy,            ///< the server refused the client (limits, bad input)
   shutdown,          ///< the server is stopping
+  auth,              ///< credentials missing, invalid or expired (#4); keep last: metrics size by it
 };
 
-/// Stable lower-case name, for logs.
+/// Stable lower-case name, for logs and the metrics label `reason`.
 constexpr std::string_view to_string(close_reason r) noexcept {
   switch (r) {
     case close_reason::client: return "client";
@@ -27,6 +28,7 @@ constexpr std::string_view to_string(close_reason r) noexcept {
     case close_reason::protocol_error: return "protocol_error";
     case close_reason::policy: return "policy";
     case close_reason::shutdown: return "shutdown";
+    case close_reason::auth: return "auth";
   }
   return "unknown";
 }

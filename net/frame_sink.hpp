@@ -31,8 +31,11 @@ public:
   virtual ~frame_sink() = default;
 
   /// Queues `body` for the client, preceded by `prefix` (an SSE `id:` line,
-  /// or empty). `body` must not be null. Thread-safe; never blocks.
-  virtual void deliver(std::string prefix, frame body) = 0;
+  /// or empty). `body` must not be null. `accepted_ns`: when the publication
+  /// in `body` was accepted (net/metrics.hpp now_ns()), so the session can
+  /// report publish-to-write latency once it is written; 0 for anything that
+  /// is not a publication. Thread-safe; never blocks.
+  virtual void deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0) = 0;
 
   /// Ends the connection: drops what is queued but not yet written, sends the
   /// close request's final bytes where the socket still accepts them, and

@@ -4,11 +4,15 @@
 //
 // Items are (prefix, shared frame) pairs so that a per-connection SSE id line
 // can precede a frame shared by every subscriber without copying the frame.
+// Every queue reports its byte count changes to the herald_outbound_buffer_bytes
+// gauge, and each written item that carries the time its publication was
+// accepted to the publish-to-write histogram (net/metrics.hpp).
 #pragma once
 
 #include "net/frame.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <deque>
 #include <string>
 #include <string_view>
@@ -23,9 +27,15 @@ public:
 
   /// @param high_water_mark bytes; the low-water mark is half of it.
   explicit outbound_queue(std::size_t high_water_mark) : hwm_(high_water_mark) {}
+  /// Takes what is still queued off the outbound-bytes gauge.
+  ~outbound_queue();
+  outbound_queue(const outbound_queue&) = delete;
+  outbound_queue& operator=(const outbound_queue&) = delete;
 
-  /// Appends an item. @returns crossed_high once per episode.
-  watermark push(std::string prefix, frame body);
+  /// Appends an item. @param accepted_ns when the item's publication was
+  /// accepted (metrics::now_ns()), 0 for items that are no publication.
+  /// @returns crossed_high once per episode.
+  watermark push(std::string prefix, frame body, std::int64_t accepted_ns = 0);
 
   /// Selects up to `max_items` queued items (at most `max_bytes`, but always
   /// at least one) for one write and appends their buffers to `out`.
@@ -33,8 +43,10 @@ public:
   std::size_t begin_write(std::vector<std::string_view>& out, std::size_t max_items,
                           std::size_t max_bytes);
 
-  /// Removes the items of the write in flight. @returns back_to_low once per episode.
-  watermark complete_write();
+  /// Removes the items of the write in flight; each one that carries an
+  /// accepted time is observed as publish-to-write latency up to `now_ns`
+  /// (metrics::now_ns(); 0: observe nothing). @returns back_to_low once per episode.
+  watermark complete_write(std::int64_t now_ns = 0);
 
   /// Drops every item not in flight (used when closing).
   void drop_pending();
@@ -52,6 +64,7 @@ private:
   struct item {
     std::string prefix;
     frame body;
+    std::int64_t accepted_ns; ///< 0: not a publication
     std::size_t size() const noexcept { return prefix.size() + body->size(); }
   };
   std::deque<item> items_;

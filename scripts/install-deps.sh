@@ -13,8 +13,9 @@ packages=(
 case "${1:-}" in
   --cluster) packages+=(redis-server haproxy) ;;
   # catch2: protocol suites; redis-server and haproxy: cluster tests;
-  # chromium: the demo page is tested in headless Chromium (tests/e2e/demo_page).
-  --test) packages+=(catch2 redis-server haproxy chromium) ;;
+  # chromium: the demo and status pages are tested in headless Chromium (tests/e2e);
+  # prometheus: its promtool checks GET /metrics (tests/e2e/metrics).
+  --test) packages+=(catch2 redis-server haproxy chromium prometheus) ;;
   "") ;;
   *) echo "usage: $0 [--cluster|--test]" >&2; exit 2 ;;
 esac

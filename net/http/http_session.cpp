@@ -2,6 +2,8 @@
 
 #include "net/channel_name.hpp"
 #include "net/http/publish_request.hpp"
+#include "net/http/status.hpp"
+#include "net/metrics.hpp"
 #include "net/service.hpp"
 #include "net/sse/cursor.hpp"
 #include "net/sse/sse_session.hpp"
@@ -54,6 +56,7 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
     return;
   }
   if (ec == bhttp::error::header_limit) {
+    metrics::http_error(errc::invalid_request);
     send(431, std::string{json_type},
          error_body(errc::invalid_request, "request head larger than "
                                                + std::to_string(opts_.max_header_bytes) + " bytes"),
@@ -119,11 +122,22 @@ void http_session::handle(request req) {
   } else if (path == "/demo") {
     if (only(bhttp::verb::get))
       send(200, "text/html; charset=utf-8", pages_.demo_html, keep, version);
-  } else if (path == "/") {
+  } else if (path == "/metrics") {
     if (only(bhttp::verb::get))
-      send(200, std::string{json_type},
-           R"({"name":"herald","routes":["GET /v1/sse","GET /v1/ws","POST /v1/publish","GET /healthz","GET /readyz","GET /demo"]})",
-           keep, version);
+      send(200, std::string{metrics_content_type}, metrics::render(), keep, version);
+  } else if (path == "/v1/status") {
+    if (only(bhttp::verb::get))
+      send(200, std::string{json_type}, status_json(), keep, version);
+  } else if (path == "/v1/info") {
+    if (only(bhttp::verb::get))
+      send(200, std::string{json_type}, std::string{info_json}, keep, version);
+  } else if (path == "/") {
+    if (!only(bhttp::verb::get))
+      return;
+    if (wants_json(req[bhttp::field::accept]))
+      send(200, std::string{json_type}, std::string{info_json}, keep, version);
+    else
+      send(200, "text/html; charset=utf-8", pages_.status_html, keep, version);
   } else {
     send_error(errc::not_found, {}, keep, version);
   }
@@ -196,6 +210,7 @@ void http_session::handle_sse(request& req) {
 
 void http_session::send_error(errc code, std::string_view message, bool keep_alive,
                               unsigned version) {
+  metrics::http_error(code);
   send(info(code).http_status, std::string{json_type}, error_body(code, message), keep_alive,
        version);
 }

@@ -23,7 +23,8 @@ namespace herald::net::http {
 
 /// Static pages served by GET (path -> HTML), provided by app/.
 struct static_pages {
-  std::string demo_html; ///< GET /demo
+  std::string demo_html;   ///< GET /demo
+  std::string status_html; ///< GET / (browsers; JSON clients get the index)
 };
 
 class http_session : public std::enable_shared_from_this<http_session> {

@@ -1,5 +1,6 @@
 #include "net/redis/connection.hpp"
 
+#include "net/metrics.hpp"
 #include "net/redis/hiredis_asio.hpp"
 
 #include <hiredis/async.h>
@@ -379,8 +380,15 @@ void connection::post_reply(reply_fn cb, reply r) {
 void connection::on_reply_cb(redisAsyncContext* ac, void* r, void* privdata) noexcept {
   std::unique_ptr<reply_fn> cb(static_cast<reply_fn*>(privdata));
   auto* self = static_cast<connection*>(ac->data);
-  if (!self->in_flight_.empty())
+  if (!self->in_flight_.empty()) {
+    // Replies come in command order: the oldest in flight is this one's.
+    if (r != nullptr)
+      metrics::observe(metrics::histogram::redis_command_latency,
+                       std::chrono::duration_cast<std::chrono::nanoseconds>(
+                         std::chrono::steady_clock::now() - self->in_flight_.front())
+                         .count());
     self->in_flight_.pop_front();
+  }
   // A redisReply lives only inside this callback: copy it out.
   reply value = r != nullptr ? copy_reply(*static_cast<redisReply*>(r)) : reply::disconnected();
   if (*cb)

@@ -1,5 +1,6 @@
 #include "net/sse/sse_session.hpp"
 
+#include "net/metrics.hpp"
 #include "net/sse/encoder.hpp"
 
 namespace herald::net::sse {
@@ -35,11 +36,11 @@ void sse_session::start(std::shared_ptr<session_events> events) {
   do_read();
 }
 
-void sse_session::deliver(std::string prefix, frame body) {
-  asio::post(socket_.get_executor(),
-             [self = shared_from_this(), p = std::move(prefix), b = std::move(body)]() mutable {
-               self->on_deliver(std::move(p), std::move(b));
-             });
+void sse_session::deliver(std::string prefix, frame body, std::int64_t accepted_ns) {
+  asio::post(socket_.get_executor(), [self = shared_from_this(), p = std::move(prefix),
+                                      b = std::move(body), accepted_ns]() mutable {
+    self->on_deliver(std::move(p), std::move(b), accepted_ns);
+  });
 }
 
 void sse_session::close(close_request req) {
@@ -48,10 +49,10 @@ void sse_session::close(close_request req) {
   });
 }
 
-void sse_session::on_deliver(std::string prefix, frame body) {
+void sse_session::on_deliver(std::string prefix, frame body, std::int64_t accepted_ns) {
   if (closing_ || closed_)
     return;
-  auto mark = queue_.push(std::move(prefix), std::move(body));
+  auto mark = queue_.push(std::move(prefix), std::move(body), accepted_ns);
   if (mark == outbound_queue::watermark::crossed_high && events_)
     events_->on_watermark(true, queue_.bytes());
   if (queue_.bytes() > 2 * queue_.high_water_mark()) {
@@ -89,7 +90,7 @@ void sse_session::on_close(close_request req) {
 
 void sse_session::do_write() {
   views_.clear();
-  queue_.begin_write(views_, max_items_per_write, max_bytes_per_write);
+  write_items_ = queue_.begin_write(views_, max_items_per_write, max_bytes_per_write);
   buffers_.clear();
   for (auto v : views_)
     buffers_.emplace_back(v.data(), v.size());
@@ -101,14 +102,15 @@ void sse_session::do_write() {
                     });
 }
 
-void sse_session::on_write(beast::error_code ec, std::size_t) {
+void sse_session::on_write(beast::error_code ec, std::size_t bytes) {
   if (closed_)
     return;
   if (ec) {
     finish(closing_ ? closing_reason_ : close_reason::client);
     return;
   }
-  auto mark = queue_.complete_write();
+  metrics::written(metrics::transport::sse, write_items_, bytes);
+  auto mark = queue_.complete_write(metrics::now_ns());
   if (mark == outbound_queue::watermark::back_to_low && events_ && !closing_)
     events_->on_watermark(false, queue_.bytes());
   if (!queue_.empty()) {

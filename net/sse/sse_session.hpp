@@ -35,14 +35,14 @@ public:
 
   // -- frame_sink (any thread) --------------------------------------------
 
-  void deliver(std::string prefix, frame body) override;
+  void deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0) override;
   void close(close_request req) override;
 
   /// Remote endpoint as text, for logs.
   const std::string& peer() const noexcept { return peer_; }
 
 private:
-  void on_deliver(std::string prefix, frame body);
+  void on_deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0);
   void on_close(close_request req);
   void do_write();
   void on_write(beast::error_code ec, std::size_t bytes);
@@ -65,6 +65,7 @@ private:
   bool write_timer_armed_ = false;
   bool closing_ = false;
   bool closed_ = false;
+  std::size_t write_items_ = 0; ///< items in the write in flight (metrics)
   close_reason closing_reason_ = close_reason::client;
 };
 

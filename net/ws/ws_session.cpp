@@ -1,6 +1,7 @@
 #include "net/ws/ws_session.hpp"
 
 #include "net/errors.hpp"
+#include "net/metrics.hpp"
 #include "net/service.hpp"
 
 namespace herald::net::ws {
@@ -99,10 +100,11 @@ void ws_session::on_read(beast::error_code ec, std::size_t) {
   do_read();
 }
 
-void ws_session::deliver(std::string, frame body) {
-  asio::post(ws_.get_executor(), [self = shared_from_this(), b = std::move(body)]() mutable {
-    self->on_deliver(std::move(b));
-  });
+void ws_session::deliver(std::string, frame body, std::int64_t accepted_ns) {
+  asio::post(ws_.get_executor(),
+             [self = shared_from_this(), b = std::move(body), accepted_ns]() mutable {
+               self->on_deliver(std::move(b), accepted_ns);
+             });
 }
 
 void ws_session::close(close_request req) {
@@ -111,10 +113,10 @@ void ws_session::close(close_request req) {
   });
 }
 
-void ws_session::on_deliver(frame body) {
+void ws_session::on_deliver(frame body, std::int64_t accepted_ns) {
   if (closing_ || closed_)
     return;
-  auto mark = queue_.push({}, std::move(body));
+  auto mark = queue_.push({}, std::move(body), accepted_ns);
   if (mark == outbound_queue::watermark::crossed_high && events_)
     events_->on_watermark(true, queue_.bytes());
   if (queue_.bytes() > 2 * queue_.high_water_mark()) {
@@ -137,14 +139,15 @@ void ws_session::do_write() {
                   });
 }
 
-void ws_session::on_write(beast::error_code ec, std::size_t) {
+void ws_session::on_write(beast::error_code ec, std::size_t bytes) {
   if (closed_)
     return;
   if (ec) {
     finish(closing_ ? closing_reason_ : close_reason::client);
     return;
   }
-  auto mark = queue_.complete_write();
+  metrics::written(metrics::transport::ws, 1, bytes); // one message per write
+  auto mark = queue_.complete_write(metrics::now_ns());
   if (mark == outbound_queue::watermark::back_to_low && events_ && !closing_)
     events_->on_watermark(false, queue_.bytes());
   if (closing_) {

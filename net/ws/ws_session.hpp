@@ -39,7 +39,7 @@ public:
 
   // -- frame_sink (any thread); the prefix is ignored for WebSocket --------
 
-  void deliver(std::string prefix, frame body) override;
+  void deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0) override;
   void close(close_request req) override;
 
   const std::string& peer() const noexcept { return peer_; }
@@ -48,7 +48,7 @@ private:
   void on_accept(beast::error_code ec);
   void do_read();
   void on_read(beast::error_code ec, std::size_t bytes);
-  void on_deliver(frame body);
+  void on_deliver(frame body, std::int64_t accepted_ns);
   void on_close(close_request req);
   void do_write();
   void on_write(beast::error_code ec, std::size_t bytes);

@@ -13,7 +13,7 @@ namespace herald::test {
 
 class recording_sink : public net::frame_sink {
 public:
-  void deliver(std::string prefix, net::frame body) override {
+  void deliver(std::string prefix, net::frame body, std::int64_t = 0) override {
     std::lock_guard<std::mutex> g{mtx};
     prefixes.push_back(std::move(prefix));
     bodies.push_back(*body);

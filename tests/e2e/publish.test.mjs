@@ -254,7 +254,8 @@ describe("publish and HTTP routes", () => {
     assert.equal(health.json.mode, "in-process");
     assert.ok(Number.isInteger(health.json.connections) && health.json.connections >= 0);
 
-    const root = await getJson(h.url, "/");
+    // GET / is the status page for browsers; JSON clients get the route index.
+    const root = await getJson(h.url, "/", { headers: { accept: "application/json" } });
     assert.equal(root.status, 200);
     assert.ok(Array.isArray(root.json.routes));
     for (const r of ["GET /v1/sse", "GET /v1/ws", "POST /v1/publish", "GET /healthz", "GET /demo"]) {

@@ -1,0 +1,35 @@
+// status: the bodies of Herald's operational routes, built from
+// net/metrics.hpp (docs/metrics.md): GET /metrics (Prometheus text format
+// 0.0.4, written by metrics::render()), GET /v1/status (this instance's
+// figures as JSON, read by the status page at GET /) and GET /v1/info (the
+// route index, also GET / for clients that ask for JSON). Pure functions:
+// any thread.
+#pragma once
+
+#include <string>
+#include <string_view>
+
+namespace herald::net::http {
+
+/// Content-Type of GET /metrics (Prometheus text exposition format 0.0.4).
+inline constexpr std::string_view metrics_content_type = "text/plain; version=0.0.4; charset=utf-8";
+
+/// Body of GET /v1/info: the service name and its routes.
+inline constexpr std::string_view info_json =
+  R"({"name":"herald","routes":["GET /","GET /v1/info","GET /v1/status","GET /metrics","GET /v1/sse","GET /v1/ws","POST /v1/publish","GET /healthz","GET /readyz","GET /demo"]})";
+
+/// Whether a GET / with this `Accept` header value (RFC 9110 section 12.5.1)
+/// gets the JSON index rather than the HTML status page: when it names
+/// `application/json` and not `text/html` (browsers name text/html; `*/*`
+/// and no header get the page).
+bool wants_json(std::string_view accept) noexcept;
+
+/// Body of GET /v1/status: version, mode ("in-process" or "cluster"),
+/// uptime_seconds, connections {sse, ws, total}, channels,
+/// publications_received {http, redis}, deliveries, frames_written,
+/// bytes_written, outbound_buffer_bytes, redis ("up", "down", or null in
+/// in-process mode) and redis_reconnects. Counters are totals since start;
+/// rates are for the reader to compute from two samples.
+std::string status_json();
+
+} // namespace herald::net::http

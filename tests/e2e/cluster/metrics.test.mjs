@@ -1,0 +1,90 @@
+// GET /metrics in cluster mode, against a real redis-server (docs/metrics.md):
+// herald_redis_up follows Redis going away and coming back,
+// herald_redis_reconnects_total counts the outage, Redis command latency is
+// observed per command, publications are counted once from the HTTP
+// publisher and once as they come back from Redis, and the exposition passes
+// `promtool check metrics` throughout.
+
+import assert from "node:assert/strict";
+import { after, describe, test } from "node:test";
+
+import { getJson, publishOk } from "../lib/herald.mjs";
+import { promtoolCheck, scrape } from "../lib/metrics.mjs";
+import { sseItems, sseSubscribe, startClusterHerald, startRedis, waitReady, waitUntil } from "./lib.mjs";
+
+const stops = [];
+after(async () => {
+  for (const s of stops.reverse()) await s().catch(() => {});
+});
+
+async function scrapeUntil(url, pred, what, timeoutMs = 10_000) {
+  let last;
+  try {
+    return await waitUntil(
+      async () => {
+        last = await scrape(url);
+        return pred(last) && last;
+      },
+      { timeoutMs, intervalMs: 50, what },
+    );
+  } catch (err) {
+    err.message += `\nlast scrape:\n${last?.text}`;
+    throw err;
+  }
+}
+
+describe("cluster metrics", { timeout: 90_000 }, () => {
+  test("Redis state, reconnects, command latency and publications from Redis", async () => {
+    const redis = await startRedis();
+    stops.push(() => redis.stop());
+    const h = await startClusterHerald(redis.url);
+    stops.push(() => h.stop());
+    await waitReady(h.url);
+
+    const m0 = await scrapeUntil(h.url, (m) => m.get("herald_redis_up") === 1, "herald_redis_up 1");
+    let check = await promtoolCheck(m0.text);
+    assert.equal(check.code, 0, `${check.output}\n${m0.text}`);
+    assert.equal(m0.get("herald_redis_reconnects_total"), 0);
+    assert.match(m0.text, /^# TYPE herald_redis_command_duration_seconds histogram$/m);
+    assert.equal((await getJson(h.url, "/v1/status")).json.redis, "up");
+    assert.equal((await getJson(h.url, "/v1/status")).json.mode, "cluster");
+
+    const channel = "stream:cluster-metrics";
+    const sub = await sseSubscribe(h.url, [channel]);
+    stops.push(() => sub.close());
+    const m1 = await scrape(h.url);
+    const d = (m, name, labels) => m.get(name, labels) - m1.get(name, labels);
+    const N = 5;
+    for (let i = 0; i < N; i++) await publishOk(h.url, { channel, event: "e", data: { i } });
+    await waitUntil(() => sseItems(sub.events.items.slice(sub.mark), channel, sub.channels).length === N, {
+      what: `${N} publications through Redis`,
+    });
+    const m2 = await scrapeUntil(
+      h.url,
+      (m) => d(m, "herald_frames_written_total", { transport: "sse" }) === N,
+      "every frame written",
+    );
+    assert.equal(d(m2, "herald_publications_received_total", { source: "http" }), N);
+    assert.equal(d(m2, "herald_publications_received_total", { source: "redis" }), N);
+    assert.equal(d(m2, "herald_deliveries_total", { transport: "sse" }), N);
+    // At least one publish script per publication, each observed.
+    assert.ok(d(m2, "herald_redis_command_duration_seconds_count") >= N);
+    assert.ok(d(m2, "herald_redis_command_duration_seconds_sum") > 0);
+    assert.equal(d(m2, "herald_publish_to_write_seconds_count"), N);
+
+    // Redis goes away: the gauge drops to 0 ...
+    await redis.kill("SIGKILL");
+    const down = await scrapeUntil(h.url, (m) => m.get("herald_redis_up") === 0, "herald_redis_up 0");
+    assert.equal(down.get("herald_redis_reconnects_total"), 1);
+    assert.equal((await getJson(h.url, "/v1/status")).json.redis, "down");
+    check = await promtoolCheck(down.text);
+    assert.equal(check.code, 0, check.output);
+
+    // ... and back to 1 once it is back (same port); one outage counted.
+    const again = await startRedis({ port: redis.port });
+    stops.push(() => again.stop());
+    const up = await scrapeUntil(h.url, (m) => m.get("herald_redis_up") === 1, "herald_redis_up 1 again", 20_000);
+    assert.equal(up.get("herald_redis_reconnects_total"), 1);
+    assert.equal((await getJson(h.url, "/v1/status")).json.redis_reconnects, 1);
+  });
+});

@@ -1,0 +1,150 @@
+// The status page (GET /, app/status.html) in a real headless Chromium driven
+// by playwright-core: it shows this instance's figures from GET /v1/status
+// (connections while the test holds some, channels, version, mode, Redis,
+// publications per second from two samples), and its live viewer shows a
+// publication made by the test on the channel typed in, with the optional
+// token appended to the EventSource URL. Also: GET / answers JSON to
+// clients that ask for it, and GET /v1/info always.
+//
+// Uses the system Chromium (/usr/bin/chromium, or $HERALD_CHROMIUM).
+
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import { chromium } from "playwright-core";
+
+import { getJson, publishOk, sseReady, startHerald } from "./lib/herald.mjs";
+
+const CHROMIUM = process.env.HERALD_CHROMIUM || "/usr/bin/chromium";
+const CHROMIUM_ARGS = [
+  "--headless",
+  "--no-sandbox",
+  "--disable-gpu",
+  "--disable-quic",
+  "--no-first-run",
+  "--disable-background-networking",
+  "--disable-component-update",
+  "--disable-sync",
+];
+const RUN = `status-${process.pid}-${Date.now().toString(36)}`;
+
+let browser;
+let herald;
+const held = [];
+
+before(
+  async () => {
+    herald = await startHerald([]);
+    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 9000 });
+  },
+  { timeout: 15_000 },
+);
+
+after(
+  async () => {
+    try {
+      for (const c of held) await c.close();
+      await browser?.close();
+    } finally {
+      await herald?.stop();
+    }
+  },
+  { timeout: 10_000 },
+);
+
+const number = (text) => Number(text.trim());
+
+describe("status page", { timeout: 40_000 }, () => {
+  test("GET / gives JSON clients the route index; GET /v1/info always", async () => {
+    const json = await getJson(herald.url, "/", { headers: { accept: "application/json" } });
+    assert.equal(json.status, 200);
+    assert.match(json.headers.get("content-type"), /^application\/json/);
+    assert.ok(json.json.routes.includes("GET /metrics"));
+    const info = await getJson(herald.url, "/v1/info");
+    assert.deepEqual(info.json, json.json);
+    const page = await fetch(`${herald.url}/`, { headers: { accept: "text/html,*/*;q=0.8" } });
+    assert.match(page.headers.get("content-type"), /^text\/html/);
+    assert.match(await page.text(), /<title>Herald status<\/title>/);
+  });
+
+  test("shows the figures and a live publication of the channel typed in", { timeout: 30_000 }, async () => {
+    // Two subscribers held by the test on two channels.
+    held.push(await sseReady(herald.url, ["stream:status-a"]));
+    held.push(await sseReady(herald.url, ["stream:status-b"]));
+    const status = (await getJson(herald.url, "/v1/status")).json;
+
+    const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(8000);
+    const errors = [];
+    page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
+    page.on("pageerror", (err) => errors.push(String(err)));
+    const sseUrls = [];
+    page.on("request", (req) => req.url().includes("/v1/sse") && sseUrls.push(req.url()));
+    try {
+      await page.goto(`${herald.url}/`, { timeout: 5000 });
+      await page.waitForFunction(() => document.getElementById("connections").textContent !== "–");
+      assert.ok(number(await page.textContent("#connections")) >= 2, "the two held connections");
+      assert.ok(number(await page.textContent("#connections-sse")) >= 2);
+      assert.equal(number(await page.textContent("#connections-ws")), 0);
+      assert.ok(number(await page.textContent("#channels")) >= 2);
+      assert.equal(await page.textContent("#version"), status.version);
+      assert.equal(await page.textContent("#mode"), "in-process");
+      assert.equal(await page.textContent("#redis"), "not used");
+      assert.match(await page.textContent("#uptime"), /\d+m \d+s/);
+
+      // Publications per second from two samples: publish between samples
+      // until a refresh shows a positive rate.
+      let n = 0;
+      const deadline = Date.now() + 10_000;
+      for (;;) {
+        for (let i = 0; i < 5; i++) await publishOk(herald.url, { channel: "stream:status-a", event: "tick", data: { n: n++ } });
+        const rate = Number(await page.textContent("#publish-rate"));
+        if (rate > 0) break;
+        assert.ok(Date.now() < deadline, "a positive publications/s within 10 s");
+        await page.waitForTimeout(300);
+      }
+      assert.ok(Number(await page.textContent("#delivery-rate")) >= 0);
+
+      // The live viewer: channel and token typed in, a publication appears.
+      await page.fill("#channel", "stream:status-live");
+      await page.fill("#token", "t0k en");
+      await page.click("#watch");
+      await page.waitForFunction(() => document.getElementById("viewer-state").textContent.startsWith("watching"));
+      assert.ok(
+        sseUrls.some((u) => u.endsWith("/v1/sse?channel=stream%3Astatus-live&token=t0k%20en")),
+        `EventSource URL with the token: ${sseUrls}`,
+      );
+      // The subscription is registered shortly after the stream opens.
+      const tag = `${RUN}-<b>live</b>`;
+      const deadline2 = Date.now() + 5000;
+      let rows = [];
+      while (!rows.some((r) => r.data.includes(tag))) {
+        await publishOk(herald.url, { channel: "stream:status-live", event: "withdrawn", data: { tag } });
+        await page.waitForTimeout(200);
+        rows = await page.$$eval("#rows tr", (trs) =>
+          trs.map((tr) => ({
+            event: tr.querySelector("td.event").textContent,
+            data: tr.querySelector("td.data").textContent,
+          })),
+        );
+        assert.ok(Date.now() < deadline2, `the publication in the viewer: ${JSON.stringify(rows)}`);
+      }
+      const row = rows.find((r) => r.data.includes(tag));
+      assert.equal(row.event, "withdrawn");
+      assert.deepEqual(JSON.parse(row.data), { tag });
+      assert.equal(await page.locator("#rows b").count(), 0, "data shown as text, never HTML");
+
+      // The page's own EventSource is one more SSE connection on the next refresh.
+      await page.waitForFunction(
+        (before) => Number(document.getElementById("connections-sse").textContent) > before,
+        2,
+      );
+      await page.click("#stop");
+      assert.equal(await page.textContent("#viewer-state"), "idle");
+    } finally {
+      await context.close();
+    }
+    assert.deepEqual(errors, [], "no console errors");
+  });
+});
