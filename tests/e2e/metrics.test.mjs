@@ -4,7 +4,8 @@
 // deliveries = publications x subscribers, bytes written = bytes the clients
 // read, publish-to-write observations, disconnect reasons (client,
 // protocol_error, slow_client), recoveries, HTTP errors, channels, the
-// outbound buffer gauge, and the process figures.
+// outbound buffer gauge, and the process figures; heartbeat_timeout on a
+// WebSocket client that answers no ping.
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -277,5 +278,27 @@ describe("GET /metrics", { timeout: 90_000 }, () => {
     );
     const check = await promtoolCheck(m3.text);
     assert.equal(check.code, 0, check.output);
+  });
+});
+
+describe("GET /metrics: heartbeat timeouts", { timeout: 30_000 }, () => {
+  test("a WebSocket client that answers no ping is counted as heartbeat_timeout", async () => {
+    const hb = await startHerald(["--ws-ping-interval=1", "--ws-pong-timeout=1"]);
+    try {
+      const raw = await rawWsConnect(hb.port); // never answers pings
+      const answering = await wsConnect(hb.url); // the ws package answers them
+      await raw.ended; // closed after about 2 s
+      const timedOut = (m) => m.get("herald_disconnects_total", { transport: "ws", reason: "heartbeat_timeout" });
+      const m = await waitUntil(async () => {
+        const s = await scrape(hb.url);
+        return timedOut(s) >= 1 && s;
+      }, { what: "heartbeat_timeout counted" });
+      assert.equal(timedOut(m), 1);
+      assert.equal(m.get("herald_connections", { transport: "ws" }), 1, "the client that answers stays");
+      assert.ok(raw.frames.items.some((f) => f.opcode === 9), "the server pinged");
+      await answering.close();
+    } finally {
+      await hb.stop();
+    }
   });
 });
