@@ -25,11 +25,28 @@ std::string connection_state::sse_cursor() const {
   return out;
 }
 
+std::string connection_state::sse_id_line() const {
+  std::string out;
+  out.reserve(6 + order.size() * 48);
+  out += "id: ";
+  const auto start = out.size();
+  for (const auto& name : order) {
+    auto it = subs.find(name);
+    if (it == subs.end() || !it->second.active)
+      continue;
+    if (out.size() != start)
+      out.push_back('_');
+    net::sse::append_entry(out, {it->second.hash, it->second.position});
+  }
+  out.push_back('\n');
+  return out;
+}
+
 namespace {
 
 void send_gap(connection_state& st, const std::string& channel, std::string_view reason) {
   if (st.options.kind == transport::sse) {
-    st.sink->deliver(net::sse::encode_id_line(st.sse_cursor()),
+    st.sink->deliver(st.sse_id_line(),
                      net::make_frame(net::sse::encode_gap(channel, reason)));
   } else {
     nlohmann::json j{{"op", "gap"}, {"channel", channel}, {"reason", reason}};
@@ -65,7 +82,7 @@ bool connection_state::deliver(const publication& p, const publication_ptr&, boo
   auto accepted = live ? p.accepted_ns : 0;
   if (options.kind == transport::sse) {
     net::metrics::delivered(net::metrics::transport::sse);
-    sink->deliver(net::sse::encode_id_line(sse_cursor()), p.sse, accepted);
+    sink->deliver(sse_id_line(), p.sse, accepted);
   } else {
     net::metrics::delivered(net::metrics::transport::ws);
     sink->deliver({}, p.ws, accepted);

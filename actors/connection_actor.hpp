@@ -60,6 +60,9 @@ struct connection_state {
 
   /// SSE: the cursor of the connection's current positions.
   std::string sse_cursor() const;
+  /// The SSE `id:` line carrying sse_cursor() ("id: <cursor>\n"), built in
+  /// one allocation (it precedes every SSE delivery).
+  std::string sse_id_line() const;
   /// Delivers one live or replayed publication if it is new for its
   /// subscription; reports a gap when offsets jump. Returns false if dropped.
   /// Counts the delivery (herald_deliveries_total); a `live` one also

@@ -1,5 +1,7 @@
 #include "app/server.hpp"
 
+#include "net/delivery_service.hpp"
+
 #include "actors/channel_registry.hpp"
 #include "app/demo_page.hpp"
 #include "app/herald_service.hpp"
@@ -26,6 +28,9 @@ int run_server(config& cfg) {
   // (whose destructor joins the CAF workers) goes first: no actor can post to
   // a destroyed io_context (shared/notes/caf-0.17.md section 7).
   asio::io_context ioc{static_cast<int>(cfg.io_threads)};
+  // One I/O thread: actors hand deliveries over in batches (net/delivery_service.hpp).
+  if (cfg.io_threads == 1)
+    asio::use_service<net::delivery_service>(ioc).enable(ioc);
   caf::actor_system sys{cfg};
 
   // Cluster mode: a Redis gateway links this instance to the others.

@@ -27,6 +27,10 @@ sse_session::sse_session(tcp::socket socket, const session_options& opts)
     heartbeat_timer_(socket_.get_executor()),
     write_timer_(socket_.get_executor()),
     peer_(endpoint_text(socket_)) {
+  auto& batch = asio::use_service<delivery_service>(
+    asio::query(socket_.get_executor(), asio::execution::context));
+  if (batch.enabled())
+    batch_ = &batch;
 }
 
 void sse_session::start(std::shared_ptr<session_events> events) {
@@ -37,6 +41,10 @@ void sse_session::start(std::shared_ptr<session_events> events) {
 }
 
 void sse_session::deliver(std::string prefix, frame body, std::int64_t accepted_ns) {
+  if (batch_ != nullptr) {
+    batch_->post(shared_from_this(), std::move(prefix), std::move(body), accepted_ns);
+    return;
+  }
   asio::post(socket_.get_executor(), [self = shared_from_this(), p = std::move(prefix),
                                       b = std::move(body), accepted_ns]() mutable {
     self->on_deliver(std::move(p), std::move(b), accepted_ns);

@@ -11,6 +11,7 @@
 #pragma once
 
 #include "net/asio.hpp"
+#include "net/delivery_service.hpp"
 #include "net/frame_sink.hpp"
 #include "net/outbound_queue.hpp"
 #include "net/session_events.hpp"
@@ -24,7 +25,8 @@
 
 namespace herald::net::sse {
 
-class sse_session : public frame_sink, public std::enable_shared_from_this<sse_session> {
+class sse_session : public frame_sink,
+                    public delivery_target, public std::enable_shared_from_this<sse_session> {
 public:
   /// @param socket connected socket whose executor is a strand.
   sse_session(tcp::socket socket, const session_options& opts);
@@ -41,6 +43,11 @@ public:
   /// Remote endpoint as text, for logs.
   const std::string& peer() const noexcept { return peer_; }
 
+  /// delivery_target: a batched delivery, on the I/O thread.
+  void on_batched_delivery(std::string prefix, frame body, std::int64_t accepted_ns) override {
+    on_deliver(std::move(prefix), std::move(body), accepted_ns);
+  }
+
 private:
   void on_deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0);
   void on_close(close_request req);
@@ -52,6 +59,7 @@ private:
   void finish(close_reason reason);
 
   tcp::socket socket_;
+  delivery_service* batch_ = nullptr; ///< set when the io_context batches deliveries
   session_options opts_;
   outbound_queue queue_;
   std::vector<std::string_view> views_;

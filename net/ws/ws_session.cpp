@@ -39,6 +39,10 @@ ws_session::ws_session(beast::tcp_stream stream, const session_options& opts, se
     heartbeat_timer_(ws_.get_executor()),
     write_timer_(ws_.get_executor()),
     peer_(endpoint_text(ws_.next_layer())) {
+  auto& batch = asio::use_service<delivery_service>(
+    asio::query(ws_.get_executor(), asio::execution::context));
+  if (batch.enabled())
+    batch_ = &batch;
 }
 
 void ws_session::run(bhttp::request<bhttp::string_body> req) {
@@ -101,6 +105,10 @@ void ws_session::on_read(beast::error_code ec, std::size_t) {
 }
 
 void ws_session::deliver(std::string, frame body, std::int64_t accepted_ns) {
+  if (batch_ != nullptr) {
+    batch_->post(shared_from_this(), {}, std::move(body), accepted_ns);
+    return;
+  }
   asio::post(ws_.get_executor(),
              [self = shared_from_this(), b = std::move(body), accepted_ns]() mutable {
                self->on_deliver(std::move(b), accepted_ns);

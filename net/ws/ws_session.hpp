@@ -9,6 +9,7 @@
 #pragma once
 
 #include "net/asio.hpp"
+#include "net/delivery_service.hpp"
 #include "net/frame_sink.hpp"
 #include "net/outbound_queue.hpp"
 #include "net/session_events.hpp"
@@ -24,7 +25,8 @@ class service;
 
 namespace herald::net::ws {
 
-class ws_session : public frame_sink, public std::enable_shared_from_this<ws_session> {
+class ws_session : public frame_sink,
+                    public delivery_target, public std::enable_shared_from_this<ws_session> {
 public:
   /// @param stream a connected stream whose executor is a strand.
   ws_session(beast::tcp_stream stream, const session_options& opts, service& svc);
@@ -44,6 +46,11 @@ public:
 
   const std::string& peer() const noexcept { return peer_; }
 
+  /// delivery_target: a batched delivery, on the I/O thread.
+  void on_batched_delivery(std::string, frame body, std::int64_t accepted_ns) override {
+    on_deliver(std::move(body), accepted_ns);
+  }
+
 private:
   void on_accept(beast::error_code ec);
   void do_read();
@@ -58,6 +65,7 @@ private:
   void finish(close_reason reason);
 
   websocket::stream<beast::tcp_stream> ws_;
+  delivery_service* batch_ = nullptr; ///< set when the io_context batches deliveries
   session_options opts_;
   service& service_;
   outbound_queue queue_;
