@@ -80,9 +80,19 @@ void ws_session::start(std::shared_ptr<session_events> events) {
 }
 
 void ws_session::do_read() {
-  ws_.async_read(read_buf_, [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-    self->on_read(ec, n);
-  });
+  // A message is read in parts of at most read_chunk bytes, so a pending read
+  // on an idle connection holds a small buffer rather than one sized for a
+  // whole frame (Beast's async_read prepares a few KiB per connection).
+  // Beast still enforces read_message_max over the whole message.
+  constexpr std::size_t read_chunk = 512;
+  ws_.async_read_some(read_buf_, read_chunk,
+                      [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                        if (!ec && !self->closed_ && !self->ws_.is_message_done()) {
+                          self->do_read(); // more of the same message
+                          return;
+                        }
+                        self->on_read(ec, n);
+                      });
 }
 
 void ws_session::on_read(beast::error_code ec, std::size_t) {
@@ -101,6 +111,9 @@ void ws_session::on_read(beast::error_code ec, std::size_t) {
   if (!closing_ && events_)
     events_->on_text(beast::buffers_to_string(read_buf_.data()));
   read_buf_.consume(read_buf_.size());
+  // Commands are rare: an idle connection keeps no read buffer (Beast sizes
+  // it for a whole frame, a few KiB per connection otherwise).
+  read_buf_.shrink_to_fit();
   do_read();
 }
 
