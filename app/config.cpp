@@ -1,5 +1,7 @@
 #include "app/config.hpp"
 
+#include "app/options.hpp"
+
 #include <caf/atom.hpp>
 #include <caf/config_option_set.hpp>
 #include <caf/config_option_adder.hpp>
@@ -36,7 +38,16 @@ config::config() {
     .add(redis_pool_size, "redis-pool-size", "Redis command connections (2)")
     .add(redis_command_timeout_ms, "redis-command-timeout-ms",
          "ms to wait for a Redis reply before dropping the connection (2000)")
-    .add(log_level, "log-level", "trace, debug, info, warn, error or off (info)");
+    .add(log_level, "log-level", "trace, debug, info, warn, error or off (info)")
+    // -- operations: log format, client log limit, graceful shutdown ---------
+    .add(log_format, "log-format", "text or json: one JSON object per log line (text)")
+    .add(log_client_rate, "log-client-rate",
+         "log lines per second for each kind of client-caused event (bad request, protocol "
+         "error, accept error); the rest is counted in one 'suppressed' line (10)")
+    .add(shutdown_timeout, "shutdown-timeout",
+         "seconds after SIGTERM/SIGINT to flush each client's buffer before exiting (10)")
+    .add(shutdown_retry_ms, "shutdown-retry-ms",
+         "ms in the SSE retry: hint sent at shutdown, so clients reconnect soon (500)");
   // Measured on 2 cores (shared/notes/caf-0.17.md section 5): a sharing
   // scheduler with one worker per core beat work stealing for cheap fan-out.
   auto cores = std::max(1u, std::thread::hardware_concurrency());
@@ -93,35 +104,19 @@ std::string config::validate() const {
   if (std::none_of(std::begin(levels), std::end(levels),
                    [&](const char* l) { return log_level == l; }))
     return "--log-level must be one of trace, debug, info, warn, error, off";
+  if (log_format != "text" && log_format != "json")
+    return "--log-format must be text or json";
+  if (shutdown_timeout == 0 || shutdown_timeout > 3600)
+    return "--shutdown-timeout must be 1-3600 seconds";
+  if (shutdown_retry_ms == 0 || shutdown_retry_ms > 60'000)
+    return "--shutdown-retry-ms must be 1-60000 ms";
+  if (log_client_rate == 0)
+    return "--log-client-rate must be greater than 0";
   return {};
 }
 
 std::string config::help() const {
-  std::ostringstream out;
-  out << "herald: real-time push server (SSE and WebSocket)\n\n"
-         "Usage: herald [--option=value ...]\n"
-         "Options also come from an INI file (caf-application.ini in the working directory,\n"
-         "or --config-file=PATH; ours under [global], CAF's under [scheduler]), and PORT and\n"
-         "REDIS_URL from the environment. Precedence: command line > config file >\n"
-         "environment > default.\n\n";
-  for (const auto& opt : custom_options_) {
-    auto cat = std::string{opt.category().data(), opt.category().size()};
-    if (cat != "global" && cat != "scheduler" && cat != "work-stealing")
-      continue;
-    std::string name = "--";
-    if (cat != "global")
-      name += cat + ".";
-    name += std::string{opt.long_name().data(), opt.long_name().size()};
-    if (!opt.is_flag())
-      name += "=<" + std::string{opt.type_name().data(), opt.type_name().size()} + ">";
-    out << "  " << name;
-    if (name.size() < 44)
-      out << std::string(44 - name.size(), ' ');
-    else
-      out << "\n" << std::string(46, ' ');
-    out << std::string{opt.description().data(), opt.description().size()} << "\n";
-  }
-  return out.str();
+  return help_text(*this);
 }
 
 } // namespace herald::app

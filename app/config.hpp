@@ -53,6 +53,13 @@ struct config : caf::actor_system_config {
   // -- logging ---------------------------------------------------------------
   std::string log_level = "info"; ///< trace, debug, info, warn, error, off
 
+  // -- operations: log format, client log limit, graceful shutdown -----------
+  // (app/options.hpp reads every option from CLI, HERALD_* env and file)
+  std::string log_format = "text";     ///< text (human) or json (one object per line)
+  std::size_t log_client_rate = 10;    ///< log lines per second per kind caused by clients
+  std::size_t shutdown_timeout = 10;   ///< seconds to flush clients after SIGTERM/SIGINT
+  std::size_t shutdown_retry_ms = 500; ///< SSE `retry:` hint (ms) sent to clients at shutdown
+
   config();
 
   /// Session limits derived from the options above.
@@ -64,8 +71,12 @@ struct config : caf::actor_system_config {
   /// naming the bad option.
   std::string validate() const;
 
-  /// Help text for `--help`: this struct's options and CAF's scheduler ones.
+  /// Help text for `--help`: this struct's options and CAF's scheduler ones,
+  /// each with its default and environment variable (app/options.hpp).
   std::string help() const;
+
+  /// Every option CAF and we declared (for app/options.hpp).
+  const caf::config_option_set& option_set() const noexcept { return custom_options_; }
 };
 
 } // namespace herald::app

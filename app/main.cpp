@@ -1,45 +1,24 @@
-// herald: entry point. Parses the configuration and runs the server.
+// herald: entry point. Loads the configuration (app/options.hpp) and runs the server.
 #include "app/config.hpp"
+#include "app/logging.hpp"
+#include "app/options.hpp"
 #include "app/server.hpp"
 
 #include <caf/init_global_meta_objects.hpp>
-#include <spdlog/spdlog.h>
 
 #include <cstdlib>
-#include <cstring>
 #include <iostream>
 
 int main(int argc, char** argv) {
   herald::app::config cfg;
-  for (int i = 1; i < argc; ++i) {
-    if (!std::strcmp(argv[i], "--help") || !std::strcmp(argv[i], "-h")) {
-      std::cout << cfg.help();
-      return EXIT_SUCCESS;
-    }
+  std::vector<std::string> args(argv + 1, argv + argc);
+  switch (herald::app::load_config(cfg, args, herald::app::process_environment(), std::cout,
+                                   std::cerr)) {
+    case herald::app::startup::exit_success: return EXIT_SUCCESS;
+    case herald::app::startup::exit_failure: return EXIT_FAILURE;
+    case herald::app::startup::run: break;
   }
-  if (const char* port = std::getenv("PORT"); port != nullptr && *port != '\0') {
-    char* end = nullptr;
-    auto v = std::strtoul(port, &end, 10);
-    if (*end != '\0' || v > 65535) {
-      std::cerr << "herald: environment variable PORT must be a port number, got '" << port
-                << "'\n";
-      return EXIT_FAILURE;
-    }
-    cfg.port = static_cast<std::uint16_t>(v);
-  }
-  if (const char* url = std::getenv("REDIS_URL"); url != nullptr)
-    cfg.redis_url = url;
-  if (auto err = cfg.parse(argc, argv)) {
-    std::cerr << "herald: bad option: " << cfg.render(err) << "\n(see herald --help)\n";
-    return EXIT_FAILURE;
-  }
-  if (cfg.cli_helptext_printed)
-    return EXIT_SUCCESS;
-  if (auto msg = cfg.validate(); !msg.empty()) {
-    std::cerr << "herald: " << msg << "\n";
-    return EXIT_FAILURE;
-  }
-  spdlog::set_level(spdlog::level::from_str(cfg.log_level));
-  spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  herald::app::setup_logging(cfg.log_level, cfg.log_format == "json");
+  herald::app::setup_client_log(cfg.log_client_rate);
   return herald::app::run_server(cfg);
 }
