@@ -1,10 +1,13 @@
 #include "app/herald_service.hpp"
 
+#include "app/logging.hpp"
+
 #include "actors/connection_actor.hpp"
 #include "actors/publish_ticket.hpp"
 #include "actors/session_bridge.hpp"
 #include "net/errors.hpp"
 #include "net/http/publish_request.hpp"
+#include "net/sse/encoder.hpp"
 #include "net/sse/sse_session.hpp"
 #include "net/ws/ws_session.hpp"
 
@@ -42,7 +45,12 @@ std::shared_ptr<net::session_events> herald_service::bridge_for(std::uint64_t id
       net::metrics::connection_closed(kind, reason);
       std::lock_guard<std::mutex> guard{mtx_};
       conns_.erase(id);
-      spdlog::debug("connection {} closed: {}", id, net::to_string(reason));
+      // Protocol errors and refusals are the client's doing: rate-limited.
+      if (reason == net::close_reason::protocol_error || reason == net::close_reason::policy)
+        client_log().log("protocol_error", spdlog::level::info, "connection closed by the server",
+                         {{"conn", id}, {"reason", net::to_string(reason)}});
+      else
+        spdlog::debug("connection {} closed: {}", id, net::to_string(reason));
     });
 }
 
@@ -75,6 +83,20 @@ void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
   session->start(bridge_for(id, std::move(actor), net::metrics::transport::ws));
 }
 
+void herald_service::request_refused(errc code, std::string_view message,
+                                     std::string_view peer) {
+  // Refusals while draining or while Redis is down are the server's state,
+  // not a client's mistake: they are not logged one by one.
+  if (code == errc::shutting_down || code == errc::unavailable)
+    return;
+  const auto& row = herald::info(code);
+  client_log().log("bad_request", spdlog::level::info, "request refused",
+                   {{"status", row.http_status},
+                    {"code", row.code},
+                    {"detail", message.empty() ? row.message : message},
+                    {"peer", peer}});
+}
+
 std::string herald_service::health() {
   nlohmann::json j{{"status", "ok"},
                    {"mode", gateway_ ? "cluster" : "in-process"},
@@ -99,7 +121,7 @@ bool herald_service::ready(std::string& reason) {
   return false;
 }
 
-void herald_service::close_all() {
+void herald_service::close_all(std::chrono::milliseconds grace, unsigned retry_ms) {
   draining_ = true;
   std::vector<std::shared_ptr<net::frame_sink>> sinks;
   {
@@ -108,9 +130,17 @@ void herald_service::close_all() {
       if (auto s = e.sink.lock())
         sinks.push_back(std::move(s));
   }
-  for (auto& s : sinks)
-    s->close({net::close_reason::shutdown, 1012, "service restart",
-              net::make_frame(std::string{"retry: 1000\n\n"})});
+  auto last = net::make_frame(net::sse::encode_shutdown(retry_ms));
+  for (auto& s : sinks) {
+    net::close_request req;
+    req.reason = net::close_reason::shutdown;
+    req.ws_code = 1012;
+    req.ws_text = "service restart";
+    req.final_frame = last;
+    req.flush_queued = true;
+    req.grace = grace;
+    s->close(std::move(req));
+  }
 }
 
 void herald_service::stop_actors() {

@@ -35,9 +35,16 @@ public:
   std::string health() override;
   bool ready(std::string& reason) override;
   bool draining() const override { return draining_; }
+  /// Logs the refusal through the client log limiter (kind "bad_request").
+  void request_refused(errc code, std::string_view message, std::string_view peer) override;
 
-  /// Asks every open connection to close (reason shutdown). Thread-safe.
-  void close_all();
+  /// Graceful shutdown: marks the service draining (readyz 503, new requests
+  /// 503), then asks every open connection to write what it has queued and
+  /// close within `grace`: WebSocket with close 1012 "service restart" (RFC
+  /// 6455 section 7.4.1, IANA registry), SSE with a final `retry:
+  /// <retry_ms>` hint and `event: herald.shutdown` (docs/protocol.md).
+  /// Thread-safe.
+  void close_all(std::chrono::milliseconds grace, unsigned retry_ms);
   /// Stops the connection actors that are still running. Thread-safe.
   void stop_actors();
   /// Open connections now.

@@ -6,6 +6,7 @@
 #include "app/demo_page.hpp"
 #include "app/herald_service.hpp"
 #include "app/status_page.hpp"
+#include "app/logging.hpp"
 #include "actors/redis_gateway.hpp"
 #include "net/listener.hpp"
 #include "net/redis/client.hpp"
@@ -114,22 +115,58 @@ int run_server(config& cfg) {
     return {[](caf::unit_t) {}};
   });
 
+  // Client-caused log lines dropped by the limiter are reported once a
+  // second, also when the flood stopped.
+  asio::steady_timer log_timer{ioc};
+  std::function<void()> flush_client_log = [&] {
+    log_timer.expires_after(std::chrono::seconds(1));
+    log_timer.async_wait([&](const boost::system::error_code& ec) {
+      if (ec)
+        return;
+      client_log().flush();
+      flush_client_log();
+    });
+  };
+  flush_client_log();
+
+  // Graceful shutdown (README "Operations"): not ready at once, stop
+  // accepting, let every client flush its queue and get its close (WS 1012,
+  // SSE retry hint + herald.shutdown) within --shutdown-timeout, then stop.
+  // A second signal stops at once.
   asio::signal_set signals{ioc, SIGINT, SIGTERM};
   auto work = asio::make_work_guard(ioc);
+  auto shutdown_started = std::chrono::steady_clock::now();
+  std::function<void(const boost::system::error_code&, int)> on_second_signal =
+    [&](const boost::system::error_code& ec, int sig) {
+      if (ec)
+        return;
+      spdlog::warn("signal {} during shutdown: stopping now", sig);
+      ioc.stop();
+    };
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
     if (ec)
       return;
-    spdlog::info("signal {}: shutting down", sig);
+    shutdown_started = std::chrono::steady_clock::now();
+    auto grace = std::chrono::seconds(cfg.shutdown_timeout);
+    log_with(spdlog::level::info, "shutting down",
+             {{"signal", sig},
+              {"connections", service.connections()},
+              {"shutdown_timeout_s", cfg.shutdown_timeout}});
+    service.close_all(grace, static_cast<unsigned>(cfg.shutdown_retry_ms)); // draining first
     listener->stop();
-    service.close_all(); // marks the service draining first
+    log_timer.cancel();
+    signals.async_wait(on_second_signal);
     work.reset();
-    // Sessions get a short grace to send their close frames: stop as soon
-    // as all are closed, or after 3 s.
+    // Stop as soon as every session closed, or when the sessions' own
+    // grace timers should have closed the last ones.
     auto timer = std::make_shared<asio::steady_timer>(ioc);
-    auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+    auto deadline = std::chrono::steady_clock::now() + grace + std::chrono::milliseconds(500);
     auto poll = std::make_shared<std::function<void()>>();
-    *poll = [&ioc, &service, timer, deadline, poll] {
+    *poll = [&ioc, &service, timer, deadline, poll, &signals] {
       if (service.connections() == 0 || std::chrono::steady_clock::now() >= deadline) {
+        if (auto left = service.connections())
+          spdlog::warn("shutdown timeout: {} connection(s) still open are dropped", left);
+        signals.cancel();
         ioc.stop();
         *poll = nullptr; // break the self-reference
         return;
@@ -161,7 +198,11 @@ int run_server(config& cfg) {
   caf::anon_send_exit(gateway, caf::exit_reason::user_shutdown);
   caf::anon_send_exit(supervisor, caf::exit_reason::user_shutdown);
   sys.await_all_actors_done();
-  spdlog::info("stopped");
+  client_log().flush();
+  log_with(spdlog::level::info, "stopped",
+           {{"shutdown_ms", std::chrono::duration_cast<std::chrono::milliseconds>(
+                              std::chrono::steady_clock::now() - shutdown_started)
+                              .count()}});
   return failed ? 1 : 0;
 }
 

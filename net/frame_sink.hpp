@@ -9,6 +9,7 @@
 #include "net/close_reason.hpp"
 #include "net/frame.hpp"
 
+#include <chrono>
 #include <cstdint>
 #include <string>
 
@@ -23,6 +24,12 @@ struct close_request {
   std::string ws_text;
   /// SSE: a final event block written before the close (may be null).
   frame final_frame;
+  /// true: write what is queued before the final bytes (graceful shutdown);
+  /// false: drop it (slow or misbehaving client).
+  bool flush_queued = false;
+  /// How long the session waits for its last bytes before it closes the
+  /// socket anyway (a peer that does not read never lets them out).
+  std::chrono::milliseconds grace{2'000};
 };
 
 /// Outbound interface of one client connection.
@@ -37,8 +44,9 @@ public:
   /// is not a publication. Thread-safe; never blocks.
   virtual void deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0) = 0;
 
-  /// Ends the connection: drops what is queued but not yet written, sends the
-  /// close request's final bytes where the socket still accepts them, and
+  /// Ends the connection: drops what is queued but not yet written (unless
+  /// `req.flush_queued`), sends the close request's final bytes where the
+  /// socket still accepts them within `req.grace`, and
   /// reports `closed(req.reason)` through session_events. Thread-safe;
   /// idempotent (later calls are ignored).
   virtual void close(close_request req) = 0;

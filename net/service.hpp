@@ -5,12 +5,14 @@
 // session's strand and must return at once.
 #pragma once
 
+#include "net/errors.hpp"
 #include "net/http/publish_request.hpp"
 #include "net/sse/cursor.hpp"
 
 #include <functional>
 #include <memory>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace herald::net {
@@ -54,6 +56,13 @@ public:
   /// GET /readyz: whether this instance should get new clients (cluster
   /// mode: Redis reachable), and why not.
   virtual bool ready(std::string& reason) = 0;
+
+  /// An HTTP request was refused with `code` (for logs; the answer is sent
+  /// already). `message` is the server's text, never the request target, so
+  /// no query string (which may carry `token=`) reaches the log. `peer` is
+  /// "address:port". Called on the session's strand; must return at once.
+  virtual void request_refused(errc code, std::string_view message, std::string_view peer) {
+  }
 
   /// True once shutdown began: new requests (on new or kept-alive
   /// connections) are refused with 503 shutting_down and the connection closed.

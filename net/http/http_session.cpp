@@ -211,6 +211,11 @@ void http_session::handle_sse(request& req) {
 void http_session::send_error(errc code, std::string_view message, bool keep_alive,
                               unsigned version) {
   metrics::http_error(code);
+  beast::error_code ec;
+  auto ep = stream_.socket().remote_endpoint(ec);
+  service_.request_refused(code, message,
+                           ec ? std::string{"?"}
+                              : ep.address().to_string() + ":" + std::to_string(ep.port()));
   send(info(code).http_status, std::string{json_type}, error_body(code, message), keep_alive,
        version);
 }

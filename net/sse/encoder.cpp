@@ -32,6 +32,11 @@ std::string encode_gap(std::string_view channel, std::string_view reason) {
   return encode_event("herald.gap", j.dump());
 }
 
+std::string encode_shutdown(unsigned retry_ms) {
+  nlohmann::json j{{"reason", "shutdown"}, {"retry_ms", retry_ms}};
+  return "retry: " + std::to_string(retry_ms) + "\n" + encode_event("herald.shutdown", j.dump());
+}
+
 std::string encode_response_head(unsigned retry_ms) {
   std::string out = "HTTP/1.1 200 OK\r\n"
                     "Content-Type: text/event-stream\r\n"

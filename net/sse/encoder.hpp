@@ -24,6 +24,13 @@ std::string encode_id_line(std::string_view cursor);
 /// `channel` is left out when empty (a notice about the whole connection).
 std::string encode_gap(std::string_view channel, std::string_view reason);
 
+/// The last block of a stream at server shutdown: a `retry: <retry_ms>` hint
+/// (the client reconnects that soon, WHATWG HTML "Server-sent events",
+/// "retry" field) and `event: herald.shutdown\ndata: {"reason":"shutdown",
+/// "retry_ms":<retry_ms>}\n\n`. It has no `id:` line, so the client's last
+/// event id (its cursor) stays that of the last publication it received.
+std::string encode_shutdown(unsigned retry_ms);
+
 /// A comment line used as a heartbeat: `:\n\n` (ignored by EventSource).
 inline constexpr std::string_view heartbeat = ":\n\n";
 

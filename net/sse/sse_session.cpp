@@ -10,8 +10,6 @@ namespace {
 // the strand to other work between writes.
 constexpr std::size_t max_items_per_write = 256;
 constexpr std::size_t max_bytes_per_write = 256 * 1024;
-// How long a closing session waits for its final bytes.
-constexpr std::chrono::milliseconds close_grace{2'000};
 
 std::string endpoint_text(const tcp::socket& s) {
   beast::error_code ec;
@@ -78,7 +76,8 @@ void sse_session::on_close(close_request req) {
     return;
   closing_ = true;
   closing_reason_ = req.reason;
-  queue_.drop_pending();
+  if (!req.flush_queued)
+    queue_.drop_pending();
   if (req.final_frame)
     queue_.push({}, std::move(req.final_frame));
   if (queue_.empty()) {
@@ -87,7 +86,7 @@ void sse_session::on_close(close_request req) {
   }
   // Give the final bytes a short chance; a client that does not read gets
   // closed when the grace ends.
-  heartbeat_timer_.expires_after(close_grace);
+  heartbeat_timer_.expires_after(req.grace);
   heartbeat_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (!ec)
       self->finish(self->closing_reason_);

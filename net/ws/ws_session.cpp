@@ -7,8 +7,6 @@
 namespace herald::net::ws {
 
 namespace {
-constexpr std::chrono::milliseconds close_grace{2'000};
-
 std::string endpoint_text(beast::tcp_stream& s) {
   beast::error_code ec;
   auto ep = s.socket().remote_endpoint(ec);
@@ -171,12 +169,10 @@ void ws_session::on_write(beast::error_code ec, std::size_t bytes) {
   auto mark = queue_.complete_write(metrics::now_ns());
   if (mark == outbound_queue::watermark::back_to_low && events_ && !closing_)
     events_->on_watermark(false, queue_.bytes());
-  if (closing_) {
-    do_close();
-    return;
-  }
-  if (!queue_.empty())
+  if (!queue_.empty()) // when closing, only what flush_queued kept
     do_write();
+  else if (closing_)
+    do_close();
 }
 
 void ws_session::on_close(close_request req) {
@@ -184,12 +180,13 @@ void ws_session::on_close(close_request req) {
     return;
   closing_ = true;
   closing_reason_ = req.reason;
-  queue_.drop_pending();
+  if (!req.flush_queued)
+    queue_.drop_pending();
   if (req.ws_text.size() > 123) // RFC 6455 section 5.5: control payload <= 125 bytes
     req.ws_text.resize(123);
   close_frame_ = websocket::close_reason(static_cast<websocket::close_code>(req.ws_code), req.ws_text);
   // A peer that does not read never lets the close frame out: end it anyway.
-  heartbeat_timer_.expires_after(close_grace);
+  heartbeat_timer_.expires_after(req.grace);
   heartbeat_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
     if (!ec)
       self->finish(self->closing_reason_);
