@@ -107,7 +107,7 @@ export async function startHerald(args = [], { timeoutMs = 10_000 } = {}) {
       // Keep the log bounded: a long test with debug output must not grow it forever.
       if (log.length > 1_000_000) log = log.slice(-500_000);
       if (port === null) {
-        const m = /listening on [^\s]*:(\d+)/.exec(log);
+        const m = /listening on [^\s"]*:(\d+)/.exec(log);
         if (m) {
           port = Number(m[1]);
           resolve(port);
