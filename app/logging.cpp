@@ -49,7 +49,8 @@ public:
     std::string line;
     std::string_view text{msg.payload.data(), msg.payload.size()};
     if (json_) {
-      nlohmann::json j = nlohmann::json::object();
+      // time, level, msg first: ordered_json keeps insertion order.
+      nlohmann::ordered_json j = nlohmann::ordered_json::object();
       j["time"] = utc_time(msg.time);
       j["level"] = level_name(msg.level);
       j["msg"] = text;
@@ -59,7 +60,7 @@ public:
           if (!j.contains(k))
             j[k] = v;
       // Invalid UTF-8 from anywhere must not make the line unparsable.
-      line = j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+      line = j.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
     } else {
       line = utc_time(msg.time);
       line += ' ';

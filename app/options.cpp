@@ -176,6 +176,11 @@ public:
       }
       auto eq = arg.find('=');
       auto name = arg.substr(2, eq == std::string::npos ? std::string::npos : eq - 2);
+      if (name == "config-file" && (eq == std::string::npos || eq + 1 == arg.size())) {
+        err_ << "herald: option --config-file needs a value: --config-file=PATH (command line)\n";
+        ok = false;
+        continue;
+      }
       if (name == "config-file" || name == "dump-config")
         continue; // handled by load_config
       std::string value;

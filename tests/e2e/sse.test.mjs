@@ -423,8 +423,11 @@ describe("SSE with --history-size=3", () => {
   });
 });
 
+// The end of every stream at shutdown (docs/protocol.md "SSE endings").
+const SHUTDOWN_TAIL = /retry: 500\nevent: herald\.shutdown\ndata: \{"reason":"shutdown","retry_ms":500\}\n\n$/;
+
 describe("SSE on shutdown", () => {
-  test("SIGTERM sends a retry: 1000 hint, then closes", { timeout: TEST_TIMEOUT }, async () => {
+  test("SIGTERM sends a retry: 500 hint and a herald.shutdown event, then closes", { timeout: TEST_TIMEOUT }, async () => {
     const h = await startHerald([]);
     let sub;
     try {
@@ -432,8 +435,8 @@ describe("SSE on shutdown", () => {
       const stopped = h.stop();
       await sub.exited;
       await stopped;
-      assert.ok(sub.retries.includes(1000), `retry: 1000 before the close; got ${JSON.stringify(sub.raw().slice(-200))}`);
-      assert.match(sub.raw(), /retry: 1000\n\n$/, "the hint is the last thing sent");
+      assert.ok(sub.retries.includes(500), `retry: 500 before the close; got ${JSON.stringify(sub.raw().slice(-200))}`);
+      assert.match(sub.raw(), SHUTDOWN_TAIL, "the hint and the shutdown event are the last thing sent");
     } finally {
       await sub?.close();
       await h.stop();
@@ -443,7 +446,7 @@ describe("SSE on shutdown", () => {
 
 describe("SSE on shutdown, keep-alive connections", () => {
   test(
-    "a keep-alive connection used after SIGTERM gets no stream that ends without the retry: 1000 hint",
+    "a keep-alive connection used after SIGTERM gets no stream that ends without the shutdown hint",
     {
       timeout: TEST_TIMEOUT,
     },
@@ -469,7 +472,7 @@ describe("SSE on shutdown, keep-alive connections", () => {
         await stopped;
         const after = out.slice(head);
         if (after.includes("text/event-stream")) {
-          assert.match(after, /retry: 1000\n\n$/, `a stream opened during shutdown ended with ${JSON.stringify(after.slice(-60))}`);
+          assert.match(after, SHUTDOWN_TAIL, `a stream opened during shutdown ended with ${JSON.stringify(after.slice(-60))}`);
         }
       } finally {
         socket.destroy();

@@ -13,6 +13,7 @@
 using herald::net::dump_compact;
 using herald::net::sse::encode_event;
 using herald::net::sse::encode_gap;
+using herald::net::sse::encode_shutdown;
 using herald::net::sse::encode_id_line;
 using herald::net::sse::encode_response_head;
 using herald::net::sse::heartbeat;
@@ -67,6 +68,13 @@ TEST_CASE("encode_gap", "[sse][encoder]") {
                    {"channel", "user:GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ"},
                    {"reason", "epoch_changed"}});
   }
+}
+
+TEST_CASE("encode_shutdown: retry hint, then herald.shutdown without an id", "[sse][encoder]") {
+  CHECK(encode_shutdown(500) ==
+        "retry: 500\nevent: herald.shutdown\ndata: {\"reason\":\"shutdown\",\"retry_ms\":500}\n\n");
+  // No id line: the client's last event id (its cursor) must stay valid.
+  CHECK(encode_shutdown(1).find("id:") == std::string::npos);
 }
 
 TEST_CASE("heartbeat is a comment line", "[sse][encoder]") {
