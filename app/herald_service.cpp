@@ -43,8 +43,10 @@ std::shared_ptr<net::session_events> herald_service::bridge_for(std::uint64_t id
   return std::make_shared<actors::session_bridge>(
     std::move(actor), [this, id, kind](net::close_reason reason) {
       net::metrics::connection_closed(kind, reason);
-      std::lock_guard<std::mutex> guard{mtx_};
-      conns_.erase(id);
+      {
+        std::lock_guard<std::mutex> guard{mtx_};
+        conns_.erase(id);
+      }
       // Protocol errors and refusals are the client's doing: rate-limited.
       if (reason == net::close_reason::protocol_error || reason == net::close_reason::policy)
         client_log().log("protocol_error", spdlog::level::info, "connection closed by the server",
