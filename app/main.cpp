@@ -1,4 +1,5 @@
 // herald: entry point. Parses the configuration and runs the server.
+#include "app/auth_setup.hpp"
 #include "app/config.hpp"
 #include "app/server.hpp"
 
@@ -41,5 +42,9 @@ int main(int argc, char** argv) {
   }
   spdlog::set_level(spdlog::level::from_str(cfg.log_level));
   spdlog::set_pattern("%Y-%m-%dT%H:%M:%S.%e %^%l%$ %v");
+  if (auto msg = herald::app::load_auth(cfg); !msg.empty()) {
+    std::cerr << "herald: " << msg << "\n";
+    return EXIT_FAILURE;
+  }
   return herald::app::run_server(cfg);
 }
