@@ -28,6 +28,13 @@ std::shared_ptr<const jwt_verifier> make(jwt_algorithm alg, std::string key,
   return v;
 }
 
+jwt_config config_of(jwt_algorithm alg, std::string key) {
+  jwt_config c;
+  c.algorithm = alg;
+  c.key = std::move(key);
+  return c;
+}
+
 json base() {
   return {{"sub", "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ"}, {"exp", now + 60}};
 }
@@ -158,15 +165,15 @@ TEST_CASE("malformed tokens and claims", "[auth][jwt][bad-input]") {
 
 TEST_CASE("configuration checks", "[auth][jwt]") {
   std::string error;
-  CHECK_FALSE(jwt_verifier::create({jwt_algorithm::hs256, "short"}, error));
+  CHECK_FALSE(jwt_verifier::create(config_of(jwt_algorithm::hs256, "short"), error));
   CHECK(error.find("32 bytes") != std::string::npos);
-  CHECK_FALSE(jwt_verifier::create({jwt_algorithm::rs256, "not a pem"}, error));
+  CHECK_FALSE(jwt_verifier::create(config_of(jwt_algorithm::rs256, "not a pem"), error));
   auto ec = herald::test::ec_pair();
-  CHECK_FALSE(jwt_verifier::create({jwt_algorithm::rs256, ec.public_pem}, error));
+  CHECK_FALSE(jwt_verifier::create(config_of(jwt_algorithm::rs256, ec.public_pem), error));
   CHECK(error.find("RSA") != std::string::npos);
-  CHECK_FALSE(jwt_verifier::create({jwt_algorithm::es256, herald::test::rsa_pair().public_pem},
+  CHECK_FALSE(jwt_verifier::create(config_of(jwt_algorithm::es256, herald::test::rsa_pair().public_pem),
                                    error));
-  CHECK_FALSE(jwt_verifier::create({jwt_algorithm::rs256, herald::test::rsa_pair(1024).public_pem},
+  CHECK_FALSE(jwt_verifier::create(config_of(jwt_algorithm::rs256, herald::test::rsa_pair(1024).public_pem),
                                    error));
   CHECK(parse_algorithm("HS256") == jwt_algorithm::hs256);
   CHECK_FALSE(parse_algorithm("none"));

@@ -1,6 +1,7 @@
 // Channel permissions, API key, Origin and the HTTP gates (pure functions).
 #include "net/auth/gate.hpp"
 #include "net/auth/policy.hpp"
+#include "net/strkey.hpp"
 
 #include "tests/net/auth/test_tokens.hpp"
 
@@ -19,7 +20,9 @@ const std::string secret = "0123456789abcdef0123456789abcdef-test-secret";
 policy secured() {
   policy p;
   std::string error;
-  p.verifier = jwt_verifier::create({jwt_algorithm::hs256, secret}, error);
+  jwt_config cfg;
+  cfg.key = secret;
+  p.verifier = jwt_verifier::create(cfg, error);
   REQUIRE(p.verifier);
   p.api_key_digest = digest_of("publisher-key-0123456789");
   return p;
