@@ -96,7 +96,7 @@ void auth_command(connection_pointer self, const ws::command& cmd) {
       return;
     }
     if (err != net::auth::token_error::none) {
-      close_with(self, {net::close_reason::policy, info(errc::unauthorized).close_code,
+      close_with(self, {net::close_reason::auth, info(errc::unauthorized).close_code,
                         std::string{net::auth::to_string(err)}, {}});
       return;
     }
@@ -160,7 +160,7 @@ void auth_on_wait_over(connection_pointer self) {
   auto& st = self->state;
   if (st.who.authenticated || st.closing)
     return;
-  close_with(self, {net::close_reason::policy, info(errc::unauthorized).close_code,
+  close_with(self, {net::close_reason::auth, info(errc::unauthorized).close_code,
                     "authentication timeout: send connect with a token first", {}});
 }
 
@@ -176,11 +176,11 @@ void auth_on_expired(connection_pointer self, std::uint64_t generation) {
   if (generation != st.auth_generation || st.closing)
     return;
   if (st.options.kind == transport::sse)
-    close_with(self, {net::close_reason::policy, info(errc::token_expired).close_code, {},
+    close_with(self, {net::close_reason::auth, info(errc::token_expired).close_code, {},
                       net::make_frame(std::string{"event: herald.token_expired\n"
                                                   "data: {\"reason\":\"token_expired\"}\n\n"})});
   else
-    close_with(self, {net::close_reason::policy, info(errc::token_expired).close_code,
+    close_with(self, {net::close_reason::auth, info(errc::token_expired).close_code,
                       "token expired", {}});
 }
 
