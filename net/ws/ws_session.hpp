@@ -9,8 +9,8 @@
 #pragma once
 
 #include "net/asio.hpp"
-#include "net/delivery_service.hpp"
 #include "net/auth/policy.hpp"
+#include "net/delivery_service.hpp"
 #include "net/frame_sink.hpp"
 #include "net/outbound_queue.hpp"
 #include "net/session_events.hpp"
