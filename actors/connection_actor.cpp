@@ -1,5 +1,7 @@
 #include "actors/connection_actor.hpp"
 
+#include "actors/connection_auth.hpp"
+
 #include "net/errors.hpp"
 #include "net/metrics.hpp"
 #include "net/sse/encoder.hpp"
@@ -178,7 +180,13 @@ void on_text(connection_pointer self, const std::string& text) {
     case ws::op::ping:
       send_ws(st, ws::encode_pong(cmd.id));
       return;
+    case ws::op::connect:
+    case ws::op::refresh:
+      auth_command(self, cmd);
+      return;
     case ws::op::subscribe: {
+      if (!auth_may_subscribe(self, cmd))
+        return;
       if (st.subs.count(cmd.channel) > 0) {
         send_ws(st, ws::encode_error(cmd.id, errc::already_subscribed, {}, cmd.channel));
         return;
@@ -242,6 +250,7 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
     st.order.push_back(name);
   }
   st.pending_initial = st.order.size();
+  auth_start(self);
   for (const auto& name : st.order)
     subscribe(self, name);
   return {
@@ -269,6 +278,9 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
                             "slow client: outbound buffer over its limit", {}});
     },
     [self](closed_atom, std::uint8_t) { self->quit(); },
+    [self](auth_wait_atom) { auth_on_wait_over(self); },
+    [self](expiring_atom, std::uint64_t gen) { auth_on_expiring(self, gen); },
+    [self](expire_atom, std::uint64_t gen) { auth_on_expired(self, gen); },
   };
 }
 

@@ -14,6 +14,7 @@
 #pragma once
 
 #include "actors/messages.hpp"
+#include "net/auth/policy.hpp"
 #include "net/frame_sink.hpp"
 #include "net/sse/cursor.hpp"
 
@@ -33,6 +34,11 @@ enum class transport : std::uint8_t { sse, ws };
 struct connection_options {
   transport kind = transport::ws;
   std::size_t max_channels = 64; ///< --max-channels-per-client
+  /// Authentication policy (null: no checks at all, as in actor tests).
+  std::shared_ptr<const net::auth::policy> auth;
+  /// Who the client is when the connection opens (SSE: checked already;
+  /// WebSocket: from the upgrade's Authorization header, or anonymous).
+  net::auth::principal who;
 };
 
 /// One (connection, channel) pair.
@@ -57,6 +63,8 @@ struct connection_state {
   std::vector<subscribe_result> answered; ///< SSE: answers held until all arrived
   bool closing = false;
   std::uint64_t next_request = 1;  ///< numbers subscribe requests
+  net::auth::principal who;        ///< current identity (connect/refresh replace it)
+  std::uint64_t auth_generation = 0; ///< expiry timers of older tokens are ignored
 
   /// SSE: the cursor of the connection's current positions.
   std::string sse_cursor() const;

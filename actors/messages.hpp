@@ -28,6 +28,9 @@
 //                             std::int64_t accepted_ns)
 //                            | (watching_atom, std::string) | (redis_up_atom)
 //                            | (redis_down_atom, std::string reason)
+// Authentication (docs/auth.md):
+//   connection -> self:      (auth_wait_atom) | (expiring_atom, std::uint64_t generation)
+//                            | (expire_atom, std::uint64_t generation)
 #pragma once
 
 #include "actors/publication.hpp"
@@ -60,6 +63,10 @@ CAF_ADD_ATOM(herald, herald::actors, sync_atom, "sync")
 CAF_ADD_ATOM(herald, herald::actors, synced_atom, "synced")
 CAF_ADD_ATOM(herald, herald::actors, redis_up_atom, "redisup")
 CAF_ADD_ATOM(herald, herald::actors, redis_down_atom, "redisdown")
+// Authentication timers of a connection (actors/connection_auth).
+CAF_ADD_ATOM(herald, herald::actors, auth_wait_atom, "authwait")
+CAF_ADD_ATOM(herald, herald::actors, expiring_atom, "expiring")
+CAF_ADD_ATOM(herald, herald::actors, expire_atom, "expire")
 
 namespace herald::actors {
 

@@ -48,6 +48,27 @@ config::config() {
          "seconds after SIGTERM/SIGINT to flush each client's buffer before exiting (10)")
     .add(shutdown_retry_ms, "shutdown-retry-ms",
          "ms in the SSE retry: hint sent at shutdown, so clients reconnect soon (500)");
+  // Authentication and permissions (docs/auth.md).
+  opt_group{custom_options_, "global"}
+    .add(jwt_algorithm, "jwt-algorithm", "accepted JWT algorithm: HS256, RS256 or ES256 (HS256)")
+    .add(jwt_secret_file, "jwt-secret-file",
+         "file holding the HS256 secret, at least 32 bytes (or env HERALD_JWT_SECRET)")
+    .add(jwt_public_key, "jwt-public-key", "PEM public key file for RS256 / ES256")
+    .add(jwt_leeway, "jwt-leeway", "seconds of clock skew allowed for exp, nbf and iat (5)")
+    .add(jwt_issuer, "jwt-issuer", "required iss claim (empty: not checked)")
+    .add(jwt_audience, "jwt-audience", "required aud claim (empty: not checked)")
+    .add(api_key_file, "api-key-file",
+         "file holding the API key POST /v1/publish needs (or env HERALD_API_KEY)")
+    .add(anonymous_streams, "anonymous-streams",
+         "clients without a token may read stream: channels (and nothing else)")
+    .add(allowed_origins, "allowed-origins",
+         "comma list of browser origins allowed for WebSocket upgrades and SSE CORS ('*': any)")
+    .add(ws_auth_timeout, "ws-auth-timeout",
+         "seconds a WebSocket without a token has to send {\"op\":\"connect\"} (5)")
+    .add(token_refresh_grace, "token-refresh-grace",
+         "seconds before token expiry a WebSocket is asked to refresh (25)")
+    .add(insecure, "insecure",
+         "development only: without a JWT key or API key, turn those checks off");
   // Measured on 2 cores (shared/notes/caf-0.17.md section 5): a sharing
   // scheduler with one worker per core beat work stealing for cheap fan-out.
   auto cores = std::max(1u, std::thread::hardware_concurrency());
@@ -68,6 +89,7 @@ net::session_options config::session_options() const {
   o.request_timeout = std::chrono::seconds(request_timeout);
   o.max_channels_per_client = max_channels_per_client;
   o.max_channels_per_publish = max_channels_per_publish;
+  o.auth = auth;
   return o;
 }
 
@@ -92,7 +114,8 @@ std::string config::validate() const {
                    positive(max_channels_per_client, "max-channels-per-client"),
                    positive(max_channels_per_publish, "max-channels-per-publish"),
                    positive(redis_pool_size, "redis-pool-size"),
-                   positive(redis_command_timeout_ms, "redis-command-timeout-ms")})
+                   positive(redis_command_timeout_ms, "redis-command-timeout-ms"),
+                   positive(ws_auth_timeout, "ws-auth-timeout")})
     if (!msg.empty())
       return msg;
   if (redis_prefix.empty() || redis_prefix.size() > 64

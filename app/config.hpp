@@ -9,6 +9,7 @@
 // the same way. Durations are whole seconds; sizes are bytes.
 #pragma once
 
+#include "net/auth/policy.hpp"
 #include "net/session_options.hpp"
 #include "actors/channel_actor.hpp"
 
@@ -49,6 +50,24 @@ struct config : caf::actor_system_config {
   std::string redis_prefix = "herald:"; ///< namespace of every Redis key and channel
   std::size_t redis_pool_size = 2;     ///< command connections (publish, sync)
   std::size_t redis_command_timeout_ms = 2000; ///< a reply later than this drops the connection
+
+  // -- authentication and permissions (docs/auth.md) -------------------------
+  // Secure by default: without a JWT key or an API key the server refuses to
+  // start, unless --insecure turns the missing checks off.
+  std::string jwt_algorithm = "HS256";  ///< HS256, RS256 or ES256; never taken from a token
+  std::string jwt_secret_file;          ///< HS256 secret file (or env HERALD_JWT_SECRET)
+  std::string jwt_public_key;           ///< RS256/ES256: PEM public key file
+  std::size_t jwt_leeway = 5;           ///< seconds of clock skew allowed for exp, nbf, iat
+  std::string jwt_issuer;               ///< required `iss`; empty: not checked
+  std::string jwt_audience;             ///< required in `aud`; empty: not checked
+  std::string api_key_file;             ///< publish API key file (or env HERALD_API_KEY)
+  bool anonymous_streams = false;       ///< clients without a token may read stream: channels
+  std::string allowed_origins;          ///< comma list of browser origins ("*": any) for WS and SSE CORS
+  std::size_t ws_auth_timeout = 5;      ///< seconds a WS without a token has to send {"op":"connect"}
+  std::size_t token_refresh_grace = 25; ///< seconds before expiry a WS is asked to refresh
+  bool insecure = false;                ///< development only: missing JWT key / API key turn checks off
+  /// Built by load_auth() (app/auth_setup.hpp) from the options above.
+  std::shared_ptr<const net::auth::policy> auth;
 
   // -- logging ---------------------------------------------------------------
   std::string log_level = "info"; ///< trace, debug, info, warn, error, off

@@ -23,7 +23,8 @@ herald_service::herald_service(caf::actor_system& sys, caf::actor registry, caf:
     registry_(std::move(registry)),
     gateway_(std::move(gateway)),
     status_(std::move(status)),
-    max_channels_(cfg.max_channels_per_client) {
+    max_channels_(cfg.max_channels_per_client),
+    auth_(cfg.auth) {
 }
 
 void herald_service::publish(net::http::publish_request req, publish_done done) {
@@ -68,7 +69,7 @@ void herald_service::track(std::uint64_t id, std::shared_ptr<net::frame_sink> si
 void herald_service::open_sse(std::shared_ptr<net::sse::sse_session> session,
                               net::sse_subscription sub) {
   auto id = next_id_++;
-  actors::connection_options opts{actors::transport::sse, max_channels_};
+  actors::connection_options opts{actors::transport::sse, max_channels_, auth_, std::move(sub.who)};
   auto actor = sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session),
                           registry_, opts, std::move(sub.channels), std::move(sub.cursor));
   track(id, session, actor, "sse", session->peer());
@@ -77,7 +78,7 @@ void herald_service::open_sse(std::shared_ptr<net::sse::sse_session> session,
 
 void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
   auto id = next_id_++;
-  actors::connection_options opts{actors::transport::ws, max_channels_};
+  actors::connection_options opts{actors::transport::ws, max_channels_, auth_, session->principal()};
   auto actor = sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session),
                           registry_, opts, std::vector<std::string>{},
                           std::vector<net::sse::cursor_entry>{});
@@ -103,6 +104,15 @@ std::string herald_service::health() {
   nlohmann::json j{{"status", "ok"},
                    {"mode", gateway_ ? "cluster" : "in-process"},
                    {"connections", connections()}};
+  if (auth_ && (auth_->auth_off() || !auth_->api_key_digest)) {
+    // --insecure: say loudly what is not checked (docs/auth.md).
+    j["insecure"] = true;
+    auto& off = j["auth_off"] = nlohmann::json::array();
+    if (auth_->auth_off())
+      off.push_back("subscriber tokens");
+    if (!auth_->api_key_digest)
+      off.push_back("publish API key");
+  }
   if (status_) {
     j["redis"] = status_->ready ? "up" : "down";
     j["redis_reconnects"] = status_->reconnects.load();

@@ -1,4 +1,5 @@
 // herald: entry point. Loads the configuration (app/options.hpp) and runs the server.
+#include "app/auth_setup.hpp"
 #include "app/config.hpp"
 #include "app/logging.hpp"
 #include "app/options.hpp"
@@ -20,5 +21,9 @@ int main(int argc, char** argv) {
   }
   herald::app::setup_logging(cfg.log_level, cfg.log_format == "json");
   herald::app::setup_client_log(cfg.log_client_rate);
+  if (auto msg = herald::app::load_auth(cfg); !msg.empty()) {
+    std::cerr << "herald: " << msg << "\n";
+    return EXIT_FAILURE;
+  }
   return herald::app::run_server(cfg);
 }

@@ -22,6 +22,9 @@
 // visibly. `at` is that simulated time, starting from the real start time.
 // Amounts are strings with 7 decimal places, like Stellar amounts.
 //
+// The API key for POST /v1/publish comes from the HERALD_API_KEY environment
+// variable (sent as Authorization: Bearer); scripts/run-demo.sh sets it.
+//
 // --print-channels prints the channel names of the seed's initial world,
 // one per line (stream channels, then user channels), and exits.
 
@@ -370,7 +373,11 @@ async function publish(url, body, signal) {
     try {
       response = await fetch(`${url}/v1/publish`, {
         method: "POST",
-        headers: { "content-type": "application/json" },
+        headers: {
+          "content-type": "application/json",
+          // The publish API key (docs/auth.md); none when herald runs --insecure.
+          ...(process.env.HERALD_API_KEY ? { authorization: `Bearer ${process.env.HERALD_API_KEY}` } : {}),
+        },
         body: text,
         signal: withTimeout(signal, 10_000),
       });

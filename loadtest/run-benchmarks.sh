@@ -52,7 +52,7 @@ start_server() {
   local kind=$1 log=$work/server.log
   : >"$log"
   if [[ $kind == herald ]]; then
-    taskset -c "$SERVER_CPU" "$bin/herald" --port=0 --host=127.0.0.1 \
+    taskset -c "$SERVER_CPU" "$bin/herald" --port=0 --host=127.0.0.1 --insecure \
       --scheduler.max-threads=1 --io-threads=1 >"$log" 2>&1 &
   else
     taskset -c "$SERVER_CPU" "$bin/herald-baseline" 0 127.0.0.1 >"$log" 2>&1 &
@@ -221,7 +221,7 @@ for name, kind, _ in cmds:
 w("")
 w("## Commands")
 w("")
-w("Each run: a fresh server (`taskset -c " + server_cpu + " build/bin/herald --port=0 --host=127.0.0.1 "
+w("Each run: a fresh server (`taskset -c " + server_cpu + " build/bin/herald --port=0 --host=127.0.0.1 --insecure "
   "--scheduler.max-threads=1 --io-threads=1`, or `build/bin/herald-baseline 0`), then")
 w("`taskset -c " + gen_cpu + " build/bin/herald-loadtest --target 127.0.0.1:PORT --server-pids PID "
   "--source-addrs 127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4 --quiet` plus:")

@@ -24,7 +24,7 @@ cleanup() {
 }
 trap cleanup EXIT
 
-"$herald" --port=0 --host=127.0.0.1 >"$log" 2>&1 &
+"$herald" --port=0 --host=127.0.0.1 --insecure >"$log" 2>&1 &
 pid=$!
 
 port=

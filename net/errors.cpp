@@ -11,7 +11,7 @@ namespace {
 // Order must follow the enum. Close codes: 1008 policy violation, 1003
 // unsupported data, 1009 message too big, 1013 try again later, 1001 going
 // away, 1011 internal error (RFC 6455 section 7.4.1).
-constexpr std::array<errc_info, 20> table{{
+constexpr std::array<errc_info, 23> table{{
   {"none", 200, 1000, "ok"},
   {"invalid_json", 400, 1007, "the message is not a valid JSON object"},
   {"invalid_request", 400, 1008, "a required field is missing or has the wrong type"},
@@ -33,6 +33,10 @@ constexpr std::array<errc_info, 20> table{{
   {"shutting_down", 503, 1012, "server is shutting down"},
   {"unavailable", 503, 1013, "temporarily unavailable; retry"},
   {"cancelled", 409, 1000, "cancelled by a later command"},
+  // Application close codes (RFC 6455 §7.4.2, 4000-4999), docs/auth.md.
+  {"unauthorized", 401, 4001, "a valid token is required"},
+  {"forbidden", 403, 4003, "not allowed"},
+  {"token_expired", 401, 4002, "the token expired and was not refreshed"},
   {"internal", 500, 1011, "internal error"},
 }};
 

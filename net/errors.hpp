@@ -34,6 +34,9 @@ enum class errc : std::uint8_t {
   shutting_down,        ///< server is stopping
   unavailable,          ///< cluster mode: Redis cannot store the publication now
   cancelled,            ///< WS subscribe ended by an unsubscribe before it completed
+  unauthorized,         ///< no valid token / API key (docs/auth.md)
+  forbidden,            ///< the token may not read that channel, or Origin refused
+  token_expired,        ///< WS: the token expired and no valid refresh came (docs/auth.md)
   internal,             ///< a bug on our side; never the client's fault
 };
 

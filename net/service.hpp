@@ -6,6 +6,7 @@
 #pragma once
 
 #include "net/errors.hpp"
+#include "net/auth/policy.hpp"
 #include "net/http/publish_request.hpp"
 #include "net/sse/cursor.hpp"
 
@@ -29,6 +30,7 @@ struct sse_subscription {
   std::vector<std::string> channels;      ///< valid, distinct, request order
   std::vector<sse::cursor_entry> cursor;  ///< from Last-Event-ID / last_event_id
   bool has_cursor = false;                ///< a cursor was sent (maybe empty of known channels)
+  auth::principal who;                    ///< the client, checked for every channel (docs/auth.md)
 };
 
 class service {

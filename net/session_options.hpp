@@ -4,6 +4,11 @@
 
 #include <chrono>
 #include <cstddef>
+#include <memory>
+
+namespace herald::net::auth {
+struct policy;
+}
 
 namespace herald::net {
 
@@ -36,6 +41,9 @@ struct session_options {
   std::size_t max_channels_per_client = 64;
   /// Channels one publish request may name.
   std::size_t max_channels_per_publish = 64;
+  /// Authentication and permissions (net/auth/policy.hpp). Never null once
+  /// the server runs; null only in tests of code that does not look at it.
+  std::shared_ptr<const auth::policy> auth;
 };
 
 } // namespace herald::net

@@ -9,6 +9,8 @@
 #
 # Ports: REDIS_PORT (6390), HERALD_PORTS ("8091 8092 8093"), LB_PORT (8090).
 # State (PID files, logs) lives in build/cluster/.
+# Development only: the instances run with --insecure (no tokens, no API key;
+# docs/auth.md) on loopback.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 run="$(pwd)/build/cluster" # absolute: redis-server resolves --logfile after --dir
@@ -47,7 +49,7 @@ case "${1:-}" in
       --dir "$run" --logfile "$run/redis.log" --daemonize no >/dev/null 2>&1 &
     echo $! >"$run/redis.pid"
     for i in 0 1 2; do
-      REDIS_URL="redis://127.0.0.1:$redis_port" ./build/bin/herald --host=127.0.0.1 \
+      REDIS_URL="redis://127.0.0.1:$redis_port" ./build/bin/herald --host=127.0.0.1 --insecure \
         --port="${herald_ports[$i]}" >"$run/herald$((i + 1)).log" 2>&1 &
       echo $! >"$run/herald$((i + 1)).pid"
     done

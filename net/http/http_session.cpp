@@ -1,5 +1,6 @@
 #include "net/http/http_session.hpp"
 
+#include "net/auth/gate.hpp"
 #include "net/channel_name.hpp"
 #include "net/http/publish_request.hpp"
 #include "net/http/status.hpp"
@@ -18,6 +19,24 @@ namespace herald::net::http {
 
 namespace {
 constexpr std::string_view json_type = "application/json";
+
+// Authentication (docs/auth.md); a session without a policy checks nothing.
+const auth::policy& policy_of(const session_options& o) {
+  static const auth::policy none;
+  return o.auth ? *o.auth : none;
+}
+
+std::string_view header(const bhttp::request<bhttp::string_body>& req, bhttp::field f) {
+  auto it = req.find(f);
+  return it == req.end() ? std::string_view{}
+                         : std::string_view{it->value().data(), it->value().size()};
+}
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
 } // namespace
 
 http_session::http_session(tcp::socket socket, const session_options& opts, service& svc,
@@ -71,6 +90,7 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
 }
 
 void http_session::handle(request req) {
+  cors_.clear();
   auto target = boost::urls::parse_origin_form(
     boost::core::string_view{req.target().data(), req.target().size()});
   if (!target) {
@@ -97,6 +117,12 @@ void http_session::handle(request req) {
     if (only(bhttp::verb::post))
       handle_publish(req);
   } else if (path == "/v1/sse") {
+    // CORS for the listed browser origins (docs/auth.md), errors included.
+    cors_ = auth::cors_origin(policy_of(opts_), header(req, bhttp::field::origin));
+    if (method == bhttp::verb::options) {
+      send(204, std::string{json_type}, {}, keep, version);
+      return;
+    }
     if (only(bhttp::verb::get))
       handle_sse(req);
   } else if (path == "/v1/ws") {
@@ -106,8 +132,17 @@ void http_session::handle(request req) {
       send_error(errc::invalid_request, "this route needs a WebSocket upgrade", keep, version);
       return;
     }
+    auto gate = auth::check_ws_upgrade(policy_of(opts_), header(req, bhttp::field::origin),
+                                       header(req, bhttp::field::host),
+                                       header(req, bhttp::field::authorization), unix_now());
+    if (gate.code != errc::none) {
+      send_error(gate.code, gate.message, false, version);
+      return;
+    }
     stream_.expires_never();
-    std::make_shared<ws::ws_session>(std::move(stream_), opts_, service_)->run(std::move(req));
+    auto session = std::make_shared<ws::ws_session>(std::move(stream_), opts_, service_);
+    session->set_principal(std::move(gate.who));
+    session->run(std::move(req));
   } else if (path == "/healthz") {
     if (only(bhttp::verb::get))
       send(200, std::string{json_type}, service_.health(), keep, version);
@@ -144,6 +179,11 @@ void http_session::handle(request req) {
 }
 
 void http_session::handle_publish(request& req) {
+  auto gate = auth::check_publish(policy_of(opts_), header(req, bhttp::field::authorization));
+  if (gate.code != errc::none) {
+    send_error(gate.code, gate.message, false, req.version());
+    return;
+  }
   publish_request pub;
   std::string detail;
   if (auto ec = parse_publish_request(req.body(), opts_.max_channels_per_publish, pub, detail)) {
@@ -165,6 +205,7 @@ void http_session::handle_sse(request& req) {
     boost::core::string_view{req.target().data(), req.target().size()});
   sse_subscription sub;
   std::string cursor_text;
+  std::string query_token;
   bool has_query_cursor = false;
   for (auto param : target->params()) {
     if (param.key == "channel") {
@@ -181,6 +222,8 @@ void http_session::handle_sse(request& req) {
                    false, req.version());
         return;
       }
+    } else if (param.key == "token") {
+      query_token = param.value;
     } else if (param.key == "last_event_id") {
       cursor_text = param.value;
       has_query_cursor = true;
@@ -196,6 +239,13 @@ void http_session::handle_sse(request& req) {
     cursor_text = std::string{it->value()};
     has_query_cursor = true;
   }
+  auto gate = auth::check_sse(policy_of(opts_), header(req, bhttp::field::authorization),
+                              query_token, sub.channels, unix_now());
+  if (gate.code != errc::none) {
+    send_error(gate.code, gate.message, false, req.version());
+    return;
+  }
+  sub.who = std::move(gate.who);
   if (has_query_cursor) {
     sub.has_cursor = true;
     if (!sse::parse_cursor(cursor_text, opts_.max_channels_per_client, sub.cursor)) {
@@ -205,6 +255,8 @@ void http_session::handle_sse(request& req) {
   }
   stream_.expires_never();
   auto session = std::make_shared<sse::sse_session>(stream_.release_socket(), opts_);
+  if (!cors_.empty())
+    session->add_header("Access-Control-Allow-Origin: " + cors_ + "\r\nVary: Origin\r\n");
   service_.open_sse(std::move(session), std::move(sub));
 }
 
@@ -229,6 +281,17 @@ void http_session::send(unsigned status, std::string content_type, std::string b
   response_->set(bhttp::field::cache_control, "no-store");
   if (status == 405)
     response_->set(bhttp::field::allow, allow_);
+  if (status == 401)
+    response_->set(bhttp::field::www_authenticate, "Bearer");
+  if (!cors_.empty()) {
+    response_->set(bhttp::field::access_control_allow_origin, cors_);
+    response_->set(bhttp::field::vary, "Origin");
+    if (status == 204) { // preflight of GET /v1/sse (Fetch standard, CORS protocol)
+      response_->set(bhttp::field::access_control_allow_methods, "GET");
+      response_->set(bhttp::field::access_control_allow_headers, "Authorization, Last-Event-ID");
+      response_->set(bhttp::field::access_control_max_age, "600");
+    }
+  }
   response_->keep_alive(keep_alive);
   response_->body() = std::move(body);
   response_->prepare_payload();

@@ -55,6 +55,7 @@ private:
   session_options opts_;
   service& service_;
   std::string allow_; ///< Allow header of the next 405
+  std::string cors_;  ///< Access-Control-Allow-Origin of /v1/sse answers (docs/auth.md)
   const static_pages& pages_;
 };
 

@@ -33,7 +33,10 @@ sse_session::sse_session(tcp::socket socket, const session_options& opts)
 
 void sse_session::start(std::shared_ptr<session_events> events) {
   events_ = std::move(events);
-  on_deliver({}, make_frame(encode_response_head(opts_.sse_retry_ms))); // sets write_started_
+  auto head = encode_response_head(opts_.sse_retry_ms);
+  if (!extra_head_.empty())
+    head.insert(head.find("\r\n\r\n") + 2, extra_head_);
+  on_deliver({}, make_frame(std::move(head))); // sets write_started_
   arm_heartbeat();
   do_read();
 }

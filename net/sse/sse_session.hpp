@@ -31,6 +31,10 @@ public:
   /// @param socket connected socket whose executor is a strand.
   sse_session(tcp::socket socket, const session_options& opts);
 
+  /// Adds header lines (each ending in CRLF) to the response head, e.g.
+  /// CORS. Call before start(), on the strand.
+  void add_header(std::string lines) { extra_head_ += std::move(lines); }
+
   /// Starts the stream: response head, heartbeat, close detection. Call once,
   /// on the strand, after the connection actor exists.
   void start(std::shared_ptr<session_events> events);
@@ -70,6 +74,7 @@ private:
   std::chrono::steady_clock::time_point write_started_; ///< start of the last write
   std::array<char, 512> read_buf_{};
   std::string peer_;
+  std::string extra_head_; ///< add_header() lines
   bool write_timer_armed_ = false;
   bool closing_ = false;
   bool closed_ = false;

@@ -61,12 +61,23 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
     out = std::move(cmd);
     return true;
   }
+  if (name == "connect" || name == "refresh") {
+    cmd.kind = name == "connect" ? op::connect : op::refresh;
+    auto tok = doc.find("token");
+    if (tok == doc.end() || !tok->is_string()) {
+      err = {errc::invalid_request, id, "\"token\" must be a string", {}};
+      return false;
+    }
+    cmd.token = tok->get<std::string>();
+    out = std::move(cmd);
+    return true;
+  }
   if (name == "subscribe")
     cmd.kind = op::subscribe;
   else if (name == "unsubscribe")
     cmd.kind = op::unsubscribe;
   else {
-    err = {errc::unknown_op, id, "unknown op; expected subscribe, unsubscribe or ping", {}};
+    err = {errc::unknown_op, id, "unknown op; expected subscribe, unsubscribe, ping, connect or refresh", {}};
     return false;
   }
   auto ch = doc.find("channel");

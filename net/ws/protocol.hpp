@@ -16,7 +16,7 @@
 namespace herald::net::ws {
 
 /// Operations a client may send.
-enum class op : std::uint8_t { subscribe, unsubscribe, ping };
+enum class op : std::uint8_t { subscribe, unsubscribe, ping, connect, refresh };
 
 /// A parsed client command.
 struct command {
@@ -26,6 +26,7 @@ struct command {
   nlohmann::json id;
   std::string channel;                  ///< validated; subscribe/unsubscribe only
   std::optional<stream_position> since; ///< subscribe only, when given
+  std::string token;                    ///< connect/refresh only: the JWT (docs/auth.md)
 };
 
 /// Why a command was refused; `id` is the client's id when it could be read.
@@ -39,7 +40,8 @@ struct command_error {
 /// Parses one client message. Never throws.
 /// @returns false and fills `err` (errc::invalid_json, invalid_request,
 ///          unknown_op, invalid_channel, invalid_since) when the message is
-///          not a valid command.
+///          not a valid command. `connect` and `refresh` need a string
+///          `token` (checked later, by the connection actor).
 bool parse_command(std::string_view text, command& out, command_error& err);
 
 /// `{"op":"subscribed","id":..,"channel":..,"epoch":..,"offset":N,"recovered":bool}`,

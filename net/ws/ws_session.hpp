@@ -9,6 +9,7 @@
 #pragma once
 
 #include "net/asio.hpp"
+#include "net/auth/policy.hpp"
 #include "net/delivery_service.hpp"
 #include "net/frame_sink.hpp"
 #include "net/outbound_queue.hpp"
@@ -51,6 +52,11 @@ public:
     on_deliver(std::move(body), accepted_ns);
   }
 
+  /// Who the upgrade request authenticated as (docs/auth.md); set by
+  /// http_session before run(), read by service::open_ws.
+  void set_principal(auth::principal who) { principal_ = std::move(who); }
+  const auth::principal& principal() const noexcept { return principal_; }
+
 private:
   void on_accept(beast::error_code ec);
   void do_read();
@@ -76,6 +82,7 @@ private:
   asio::steady_timer write_timer_;
   std::chrono::steady_clock::time_point write_started_;
   std::string peer_;
+  auth::principal principal_;
   websocket::close_reason close_frame_;
   close_reason closing_reason_ = close_reason::client;
   bool awaiting_pong_ = false;

@@ -249,7 +249,8 @@ describe("publish and HTTP routes", () => {
     const health = await getJson(h.url, "/healthz");
     assert.equal(health.status, 200);
     assert.match(health.headers.get("content-type"), /^application\/json/);
-    assert.deepEqual(Object.keys(health.json).sort(), ["connections", "mode", "status"]);
+    // This suite runs --insecure, which /healthz reports (docs/auth.md).
+    assert.deepEqual(Object.keys(health.json).sort(), ["auth_off", "connections", "insecure", "mode", "status"]);
     assert.equal(health.json.status, "ok");
     assert.equal(health.json.mode, "in-process");
     assert.ok(Number.isInteger(health.json.connections) && health.json.connections >= 0);

@@ -44,6 +44,9 @@ const row all[] = {
     {errc::shutting_down, "shutting_down"},
     {errc::unavailable, "unavailable"},
     {errc::cancelled, "cancelled"},
+    {errc::unauthorized, "unauthorized"},
+    {errc::forbidden, "forbidden"},
+    {errc::token_expired, "token_expired"},
     {errc::internal, "internal"},
 };
 

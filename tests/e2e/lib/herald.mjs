@@ -86,17 +86,21 @@ export async function waitUntil(fn, { timeoutMs = 5000, intervalMs = 20, what = 
 /**
  * Starts herald on 127.0.0.1 with a free port.
  * @param {string[]} args extra command-line options, e.g. ["--history-size=3"]
+ * @param {{timeoutMs?:number, insecure?:boolean, env?:Record<string,string>}} opts
+ *   `insecure` (default true) adds `--insecure` (no token or API key checks:
+ *   the suites that are not about authentication); tests/e2e/auth*.test.mjs
+ *   pass false and real keys. `env` adds environment variables.
  * @returns {Promise<{port:number, url:string, pid:number, process:import('node:child_process').ChildProcess,
  *   log:()=>string, rssKb:()=>number, stop:()=>Promise<void>}>}
  */
-export async function startHerald(args = [], { timeoutMs = 10_000 } = {}) {
+export async function startHerald(args = [], { timeoutMs = 10_000, insecure = true, env = {} } = {}) {
   // Run from a scratch cwd-independent place: herald reads caf-application.ini
   // from its working directory, so use the test directory (which has none).
   const child = track(
-    spawn(HERALD_BIN, ["--host=127.0.0.1", "--port=0", ...args], {
+    spawn(HERALD_BIN, ["--host=127.0.0.1", "--port=0", ...(insecure ? ["--insecure"] : []), ...args], {
       cwd: here,
       stdio: ["ignore", "pipe", "pipe"],
-      env: { ...process.env, PORT: "" },
+      env: { ...process.env, PORT: "", HERALD_JWT_SECRET: "", HERALD_API_KEY: "", ...env },
     }),
   );
   let log = "";
@@ -579,7 +583,7 @@ export function sseCurl(url, headers = {}) {
  * probes and anything replayed), so `events.items.slice(client.mark)` are the
  * events after readiness.
  */
-export async function sseReady(baseUrl, channels, { headers = {}, query = "", timeoutMs = 5000 } = {}) {
+export async function sseReady(baseUrl, channels, { headers = {}, query = "", timeoutMs = 5000, send = publishOk } = {}) {
   const qs = channels.map((c) => `channel=${encodeURIComponent(c)}`).join("&");
   const sub = sseCurl(`${baseUrl}/v1/sse?${qs}${query}`, headers);
   try {
@@ -587,6 +591,7 @@ export async function sseReady(baseUrl, channels, { headers = {}, query = "", ti
     if (status !== 200) throw new Error(`SSE subscribe got ${status}: ${sub.raw()}`);
     await probeUntilDelivered(baseUrl, sub.events, channels, {
       timeoutMs,
+      send,
       isProbe: (e, tag) => e.event === "probe" && e.data === JSON.stringify({ probe: tag }),
     });
     sub.mark = sub.events.items.length;

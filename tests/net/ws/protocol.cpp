@@ -403,3 +403,16 @@ TEST_CASE("encode_publication inserts data verbatim", "[ws][protocol][encoder]")
     CHECK(text.compare(text.size() - tail.size(), tail.size(), tail) == 0);
   }
 }
+
+TEST_CASE("connect and refresh carry a token string", "[ws][protocol][auth]") {
+  auto c = accept(R"({"op":"connect","id":4,"token":"a.b.c"})");
+  CHECK(c.kind == op::connect);
+  CHECK(c.token == "a.b.c");
+  CHECK(c.id == 4);
+  auto r = accept(R"({"op":"refresh","token":"x.y.z"})");
+  CHECK(r.kind == op::refresh);
+  CHECK(r.token == "x.y.z");
+  refused_with(R"({"op":"connect","id":5})", errc::invalid_request, 5);
+  refused_with(R"({"op":"refresh","token":42})", errc::invalid_request);
+  refused_with(R"({"op":"connect","token":null})", errc::invalid_request);
+}

@@ -1,0 +1,187 @@
+#include "actors/connection_auth.hpp"
+
+#include "net/errors.hpp"
+#include "net/json_input.hpp"
+
+#include <caf/event_based_actor.hpp>
+
+#include <chrono>
+
+namespace herald::actors {
+
+namespace ws = net::ws;
+using nlohmann::json;
+
+namespace {
+
+bool checking(const connection_state& st) {
+  return st.options.auth && !st.options.auth->auth_off();
+}
+
+void send_json(connection_state& st, const json& j) {
+  st.sink->deliver({}, net::make_frame(net::dump_compact(j)));
+}
+
+void close_with(connection_pointer self, net::close_request req) {
+  auto& st = self->state;
+  if (st.closing)
+    return;
+  st.closing = true;
+  st.sink->close(std::move(req));
+}
+
+// Arms the expiry timers of the current token. Timers of an older token
+// carry an older generation and are ignored when they fire.
+void schedule_expiry(connection_pointer self) {
+  auto& st = self->state;
+  auto gen = ++st.auth_generation;
+  if (!checking(st) || st.who.exp == 0)
+    return;
+  const auto& pol = *st.options.auth;
+  auto leeway = pol.verifier->config().leeway;
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  auto deadline = std::chrono::seconds(st.who.exp) + leeway;
+  auto until = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+  if (until.count() < 0)
+    until = std::chrono::milliseconds{0};
+  if (st.options.kind == transport::ws) {
+    auto ask = until - std::chrono::duration_cast<std::chrono::milliseconds>(pol.refresh_grace);
+    if (ask.count() < 0)
+      ask = std::chrono::milliseconds{0};
+    self->delayed_send(self, ask, expiring_atom_v, gen);
+  }
+  self->delayed_send(self, until, expire_atom_v, gen);
+}
+
+} // namespace
+
+std::int64_t unix_now() {
+  return std::chrono::duration_cast<std::chrono::seconds>(
+           std::chrono::system_clock::now().time_since_epoch())
+    .count();
+}
+
+void auth_start(connection_pointer self) {
+  auto& st = self->state;
+  st.who = st.options.who;
+  if (!checking(st))
+    return;
+  if (st.options.kind == transport::ws && !st.who.authenticated
+      && !st.options.auth->anonymous_streams)
+    self->delayed_send(self, st.options.auth->ws_auth_timeout, auth_wait_atom_v);
+  if (st.who.authenticated)
+    schedule_expiry(self);
+}
+
+void auth_command(connection_pointer self, const ws::command& cmd) {
+  auto& st = self->state;
+  if (st.closing)
+    return;
+  if (!checking(st)) {
+    // Authentication is off (--insecure without a JWT key): nothing to check.
+    json reply{{"op", cmd.kind == ws::op::connect ? "connected" : "refreshed"}};
+    if (!cmd.id.is_null())
+      reply["id"] = cmd.id;
+    reply["sub"] = nullptr;
+    reply["expires_at"] = nullptr;
+    send_json(st, reply);
+    return;
+  }
+  net::auth::principal next;
+  auto err = net::auth::authenticate(*st.options.auth, cmd.token, unix_now(), next);
+  if (cmd.kind == ws::op::connect) {
+    if (st.who.authenticated) {
+      st.sink->deliver({}, net::make_frame(ws::encode_error(
+                             cmd.id, errc::invalid_request, "already authenticated; send refresh")));
+      return;
+    }
+    if (err != net::auth::token_error::none) {
+      close_with(self, {net::close_reason::auth, info(errc::unauthorized).close_code,
+                        std::string{net::auth::to_string(err)}, {}});
+      return;
+    }
+  } else {
+    if (!st.who.authenticated) {
+      st.sink->deliver({}, net::make_frame(ws::encode_error(cmd.id, errc::unauthorized,
+                                                            "send connect first")));
+      return;
+    }
+    if (err != net::auth::token_error::none) {
+      st.sink->deliver({}, net::make_frame(ws::encode_error(
+                             cmd.id, errc::unauthorized, net::auth::to_string(err))));
+      return;
+    }
+    if (next.sub != st.who.sub) {
+      st.sink->deliver({}, net::make_frame(ws::encode_error(
+                             cmd.id, errc::forbidden, "the refresh token has another sub")));
+      return;
+    }
+  }
+  st.who = std::move(next);
+  // A refreshed token may allow less (its `channels` claim): drop the rest.
+  for (auto it = st.subs.begin(); it != st.subs.end();) {
+    if (net::auth::may_read(*st.options.auth, st.who, it->first)) {
+      ++it;
+      continue;
+    }
+    if (it->second.active)
+      self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
+    st.sink->deliver({}, net::make_frame(ws::encode_error(
+                           nullptr, errc::forbidden,
+                           "the new token does not allow this channel: unsubscribed", it->first)));
+    it = st.subs.erase(it);
+  }
+  json reply{{"op", cmd.kind == ws::op::connect ? "connected" : "refreshed"}};
+  if (!cmd.id.is_null())
+    reply["id"] = cmd.id;
+  reply["sub"] = st.who.sub;
+  reply["expires_at"] = st.who.exp;
+  send_json(st, reply);
+  schedule_expiry(self);
+}
+
+bool auth_may_subscribe(connection_pointer self, const ws::command& cmd) {
+  auto& st = self->state;
+  if (!st.options.auth || net::auth::may_read(*st.options.auth, st.who, cmd.channel))
+    return true;
+  if (!st.who.authenticated)
+    st.sink->deliver({}, net::make_frame(ws::encode_error(
+                           cmd.id, errc::unauthorized,
+                           "a token is required: send {\"op\":\"connect\",\"token\":...}",
+                           cmd.channel)));
+  else
+    st.sink->deliver({}, net::make_frame(ws::encode_error(
+                           cmd.id, errc::forbidden, "the token does not allow this channel",
+                           cmd.channel)));
+  return false;
+}
+
+void auth_on_wait_over(connection_pointer self) {
+  auto& st = self->state;
+  if (st.who.authenticated || st.closing)
+    return;
+  close_with(self, {net::close_reason::auth, info(errc::unauthorized).close_code,
+                    "authentication timeout: send connect with a token first", {}});
+}
+
+void auth_on_expiring(connection_pointer self, std::uint64_t generation) {
+  auto& st = self->state;
+  if (generation != st.auth_generation || st.closing)
+    return;
+  send_json(st, {{"op", "refresh_required"}, {"expires_at", st.who.exp}});
+}
+
+void auth_on_expired(connection_pointer self, std::uint64_t generation) {
+  auto& st = self->state;
+  if (generation != st.auth_generation || st.closing)
+    return;
+  if (st.options.kind == transport::sse)
+    close_with(self, {net::close_reason::auth, info(errc::token_expired).close_code, {},
+                      net::make_frame(std::string{"event: herald.token_expired\n"
+                                                  "data: {\"reason\":\"token_expired\"}\n\n"})});
+  else
+    close_with(self, {net::close_reason::auth, info(errc::token_expired).close_code,
+                      "token expired", {}});
+}
+
+} // namespace herald::actors

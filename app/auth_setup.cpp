@@ -1,0 +1,116 @@
+#include "app/auth_setup.hpp"
+
+#include <spdlog/spdlog.h>
+
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <sstream>
+
+namespace herald::app {
+
+namespace {
+
+bool read_file(const std::string& path, std::string& out) {
+  std::ifstream in{path, std::ios::binary};
+  if (!in)
+    return false;
+  out.assign(std::istreambuf_iterator<char>{in}, std::istreambuf_iterator<char>{});
+  if (in.bad())
+    return false;
+  while (!out.empty() && (out.back() == '\n' || out.back() == '\r'))
+    out.pop_back();
+  return true;
+}
+
+std::string trim(std::string s) {
+  auto b = s.find_first_not_of(" \t");
+  auto e = s.find_last_not_of(" \t");
+  return b == std::string::npos ? std::string{} : s.substr(b, e - b + 1);
+}
+
+} // namespace
+
+std::string load_auth(config& cfg) {
+  auto pol = std::make_shared<net::auth::policy>();
+  pol->anonymous_streams = cfg.anonymous_streams;
+  pol->ws_auth_timeout = std::chrono::seconds(cfg.ws_auth_timeout);
+  pol->refresh_grace = std::chrono::seconds(cfg.token_refresh_grace);
+  std::stringstream origins{cfg.allowed_origins};
+  for (std::string o; std::getline(origins, o, ',');)
+    if (auto t = trim(o); !t.empty())
+      pol->allowed_origins.push_back(std::move(t));
+
+  // -- subscriber tokens ------------------------------------------------------
+  auto alg = net::auth::parse_algorithm(cfg.jwt_algorithm);
+  if (!alg)
+    return "--jwt-algorithm must be HS256, RS256 or ES256";
+  net::auth::jwt_config jc;
+  jc.algorithm = *alg;
+  jc.leeway = std::chrono::seconds(cfg.jwt_leeway);
+  jc.issuer = cfg.jwt_issuer;
+  jc.audience = cfg.jwt_audience;
+  const char* env_secret = std::getenv("HERALD_JWT_SECRET");
+  bool have_secret = !cfg.jwt_secret_file.empty() || (env_secret && *env_secret);
+  if (*alg == net::auth::jwt_algorithm::hs256) {
+    if (!cfg.jwt_public_key.empty())
+      return "--jwt-public-key needs --jwt-algorithm=RS256 or ES256 (HS256 uses a secret)";
+    if (!cfg.jwt_secret_file.empty()) {
+      if (!read_file(cfg.jwt_secret_file, jc.key))
+        return "--jwt-secret-file: cannot read " + cfg.jwt_secret_file;
+    } else if (env_secret) {
+      jc.key = env_secret;
+    }
+  } else {
+    if (have_secret)
+      return "--jwt-algorithm=" + cfg.jwt_algorithm
+             + " verifies with --jwt-public-key; remove the HS256 secret";
+    if (!cfg.jwt_public_key.empty() && !read_file(cfg.jwt_public_key, jc.key))
+      return "--jwt-public-key: cannot read " + cfg.jwt_public_key;
+  }
+  std::string missing;
+  if (jc.key.empty()) {
+    if (!cfg.insecure)
+      missing = *alg == net::auth::jwt_algorithm::hs256
+                  ? "no JWT secret (set HERALD_JWT_SECRET or --jwt-secret-file)"
+                  : "no JWT public key (--jwt-public-key)";
+  } else {
+    std::string error;
+    pol->verifier = net::auth::jwt_verifier::create(std::move(jc), error);
+    if (!pol->verifier)
+      return (*alg == net::auth::jwt_algorithm::hs256 ? "JWT secret: " : "--jwt-public-key: ")
+             + error;
+  }
+
+  // -- publish API key --------------------------------------------------------
+  std::string key;
+  if (!cfg.api_key_file.empty()) {
+    if (!read_file(cfg.api_key_file, key))
+      return "--api-key-file: cannot read " + cfg.api_key_file;
+  } else if (const char* env = std::getenv("HERALD_API_KEY")) {
+    key = env;
+  }
+  if (!key.empty()) {
+    if (key.size() < 16)
+      return "the API key must be at least 16 bytes";
+    pol->api_key_digest = net::auth::digest_of(key);
+  } else if (!cfg.insecure) {
+    missing += std::string{missing.empty() ? "" : " and "}
+               + "no publish API key (set HERALD_API_KEY or --api-key-file)";
+  }
+  if (!missing.empty())
+    return "refusing to start: " + missing + "; --insecure runs without these checks (development only)";
+
+  if (cfg.insecure && pol->auth_off())
+    spdlog::warn("INSECURE: no JWT key: every client may read every channel without a token "
+                 "(--insecure)");
+  if (cfg.insecure && !pol->api_key_digest)
+    spdlog::warn("INSECURE: no API key: anyone who reaches the port may publish (--insecure)");
+  if (pol->verifier)
+    spdlog::info("auth: subscribers need a {} token{}", cfg.jwt_algorithm,
+                 cfg.anonymous_streams ? " (stream: channels readable without one)" : "");
+  cfg.auth = std::move(pol);
+  return {};
+}
+
+} // namespace herald::app

@@ -1,0 +1,49 @@
+#include "net/auth/gate.hpp"
+
+namespace herald::net::auth {
+
+gate_result check_publish(const policy& p, std::string_view authorization) {
+  if (api_key_accepted(p, authorization))
+    return {};
+  return {errc::unauthorized,
+          authorization.empty() ? "publishing needs Authorization: Bearer <API key>"
+                                : "the API key is not accepted",
+          {}};
+}
+
+gate_result check_ws_upgrade(const policy& p, std::string_view origin, std::string_view host,
+                             std::string_view authorization, std::int64_t now) {
+  if (!origin_allowed(p, origin, host))
+    return {errc::forbidden, "Origin not allowed (see --allowed-origins)", {}};
+  auto token = bearer_token(authorization);
+  if (token.empty())
+    return {errc::none, {}, anonymous(p)};
+  gate_result r;
+  if (auto e = authenticate(p, token, now, r.who); e != token_error::none)
+    return {errc::unauthorized, std::string{to_string(e)}, {}};
+  return r;
+}
+
+gate_result check_sse(const policy& p, std::string_view authorization,
+                      std::string_view query_token, const std::vector<std::string>& channels,
+                      std::int64_t now) {
+  gate_result r;
+  auto token = authorization.empty() ? query_token : bearer_token(authorization);
+  if (!authorization.empty() && token.empty() && !p.auth_off())
+    return {errc::unauthorized, "Authorization must be Bearer <token>", {}};
+  if (token.empty()) {
+    r.who = anonymous(p);
+  } else if (auto e = authenticate(p, token, now, r.who); e != token_error::none) {
+    return {errc::unauthorized, std::string{to_string(e)}, {}};
+  }
+  for (const auto& c : channels) {
+    if (may_read(p, r.who, c))
+      continue;
+    if (!r.who.authenticated)
+      return {errc::unauthorized, "a token is required for " + c, {}};
+    return {errc::forbidden, "the token does not allow " + c, {}};
+  }
+  return r;
+}
+
+} // namespace herald::net::auth
