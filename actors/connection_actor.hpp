@@ -33,6 +33,10 @@ enum class transport : std::uint8_t { sse, ws };
 struct connection_options {
   transport kind = transport::ws;
   std::size_t max_channels = 64; ///< --max-channels-per-client
+  /// --max-subscribe-attempts: WS subscribe commands (accepted or refused) in
+  /// the connection's life; the next one gets `too_many_subscribes` and the
+  /// connection is closed with 1008. 0: unlimited.
+  std::size_t max_subscribe_attempts = 0;
 };
 
 /// One (connection, channel) pair.
@@ -57,6 +61,7 @@ struct connection_state {
   std::vector<subscribe_result> answered; ///< SSE: answers held until all arrived
   bool closing = false;
   std::uint64_t next_request = 1;  ///< numbers subscribe requests
+  std::size_t subscribe_attempts = 0; ///< WS subscribe commands received
 
   /// SSE: the cursor of the connection's current positions.
   std::string sse_cursor() const;

@@ -6,6 +6,7 @@
 // a new error is one new row. See docs/protocol.md, "Errors".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -35,7 +36,16 @@ enum class errc : std::uint8_t {
   unavailable,          ///< cluster mode: Redis cannot store the publication now
   cancelled,            ///< WS subscribe ended by an unsubscribe before it completed
   internal,             ///< a bug on our side; never the client's fault
+  // Abuse limits (docs/protocol.md "Limits"); appended so values stay stable.
+  headers_too_large,    ///< request head over --max-header-bytes or --max-header-count (431)
+  header_timeout,       ///< request head not complete within --header-timeout (408)
+  rate_limited,         ///< WS commands over --ws-commands-per-second (+ burst)
+  too_many_connections, ///< over --max-connections-per-ip from one address (429)
+  too_many_subscribes,  ///< WS subscribe attempts over --max-subscribe-attempts
 };
+
+/// Number of `errc` values (one past the last); the table has this many rows.
+inline constexpr std::size_t errc_count = 25;
 
 /// One row of the error table.
 struct errc_info {
