@@ -155,7 +155,7 @@ CAF_TEST(ws ping is answered with pong) {
   CAF_CHECK_EQUAL(body(0), json::parse(R"({"op":"pong","id":"abc"})"));
 }
 
-CAF_TEST(ws subscribe attempts are limited, refused ones included) {
+CAF_TEST(ws subscribe attempts are limited and refused ones count) {
   auto c = ws_conn(64, 4);
   text(c, R"({"op":"subscribe","id":1,"channel":"stream:1"})");
   text(c, R"({"op":"subscribe","id":2,"channel":"nope"})");           // invalid_channel
