@@ -27,10 +27,16 @@ std::shared_ptr<void> connection_limit::acquire(const asio::ip::address& peer) {
       return nullptr;
     ++n;
   }
-  // The token keeps the limit alive: sessions may outlive the listener.
-  return std::shared_ptr<void>(nullptr, [self = shared_from_this(), key](void*) {
-    self->release(key);
-  });
+  // The slot keeps the limit alive: sessions may outlive the listener.
+  struct slot {
+    slot(std::shared_ptr<connection_limit> o, std::string k) : owner(std::move(o)), key(std::move(k)) {}
+    slot(const slot&) = delete;
+    slot& operator=(const slot&) = delete;
+    ~slot() { owner->release(key); }
+    std::shared_ptr<connection_limit> owner;
+    std::string key;
+  };
+  return std::make_shared<slot>(shared_from_this(), std::move(key));
 }
 
 void connection_limit::release(const std::string& key) {

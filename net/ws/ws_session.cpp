@@ -122,7 +122,8 @@ void ws_session::on_read(beast::error_code ec, std::size_t) {
     on_deliver(std::make_shared<const std::string>(encode_error(
       nlohmann::json{}, errc::rate_limited,
       "over " + std::to_string(static_cast<long long>(opts_.ws_commands_per_second))
-        + " commands per second: command dropped")));
+        + " commands per second: command dropped")),
+               0);
     do_read();
     return;
   }
