@@ -172,7 +172,21 @@ void on_text(connection_pointer self, const std::string& text) {
     return;
   ws::command cmd;
   ws::command_error err;
-  if (!ws::parse_command(text, cmd, err)) {
+  bool parsed = ws::parse_command(text, cmd, err);
+  // --max-subscribe-attempts: refused subscribes count too, so that a client
+  // cannot probe channel names forever on one connection.
+  if ((parsed ? cmd.kind == ws::op::subscribe : err.subscribe)
+      && st.options.max_subscribe_attempts > 0
+      && ++st.subscribe_attempts > st.options.max_subscribe_attempts) {
+    auto limit = "more than " + std::to_string(st.options.max_subscribe_attempts)
+                 + " subscribe attempts on one connection";
+    send_ws(st, ws::encode_error(parsed ? cmd.id : err.id, errc::too_many_subscribes, limit,
+                                 parsed ? cmd.channel : err.channel));
+    close_client(self, {net::close_reason::policy, info(errc::too_many_subscribes).close_code,
+                        "too many subscribe attempts", {}});
+    return;
+  }
+  if (!parsed) {
     send_ws(st, ws::encode_error(err.id, err.code, err.message, err.channel));
     return;
   }

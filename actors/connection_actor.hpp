@@ -39,6 +39,10 @@ struct connection_options {
   /// Who the client is when the connection opens (SSE: checked already;
   /// WebSocket: from the upgrade's Authorization header, or anonymous).
   net::auth::principal who;
+  /// --max-subscribe-attempts: WS subscribe commands (accepted or refused) in
+  /// the connection's life; the next one gets `too_many_subscribes` and the
+  /// connection is closed with 1008. 0: unlimited.
+  std::size_t max_subscribe_attempts = 0;
 };
 
 /// One (connection, channel) pair.
@@ -65,6 +69,7 @@ struct connection_state {
   std::uint64_t next_request = 1;  ///< numbers subscribe requests
   net::auth::principal who;        ///< current identity (connect/refresh replace it)
   std::uint64_t auth_generation = 0; ///< expiry timers of older tokens are ignored
+  std::size_t subscribe_attempts = 0; ///< WS subscribe commands received
 
   /// SSE: the cursor of the connection's current positions.
   std::string sse_cursor() const;

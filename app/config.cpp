@@ -31,6 +31,22 @@ config::config() {
     .add(max_header_bytes, "max-header-bytes", "largest HTTP request head in bytes, 431 above (8192)")
     .add(max_channels_per_client, "max-channels-per-client", "channels one connection may hold (64)")
     .add(max_channels_per_publish, "max-channels-per-publish", "channels one publish may name (64)")
+    // Abuse limits (docs/protocol.md "Limits").
+    .add(max_header_count, "max-header-count",
+         "most header fields in one HTTP request, 431 above (100)")
+    .add(header_timeout, "header-timeout",
+         "seconds to receive a request's whole head (slow headers), 408 after (5)")
+    .add(ws_commands_per_second, "ws-commands-per-second",
+         "WebSocket commands per second per connection, rate_limited above; 0: off (20)")
+    .add(ws_commands_burst, "ws-commands-burst",
+         "WebSocket commands a connection may send at once; that many refused in a row close "
+         "it with 1008 (100)")
+    .add(max_connections_per_ip, "max-connections-per-ip",
+         "connections open at once from one client address, 429 above; 0: unlimited; behind a "
+         "load balancer use 0 (1024)")
+    .add(max_subscribe_attempts, "max-subscribe-attempts",
+         "WebSocket subscribe commands per connection, accepted or refused; then error and "
+         "close 1008; 0: unlimited (1024)")
     .add(redis_url, "redis-url",
          "redis://[:password@]host:port[/db]: cluster mode through Redis (env REDIS_URL; "
          "empty: in-process mode)")
@@ -90,6 +106,12 @@ net::session_options config::session_options() const {
   o.max_channels_per_client = max_channels_per_client;
   o.max_channels_per_publish = max_channels_per_publish;
   o.auth = auth;
+  o.max_header_count = max_header_count;
+  o.header_timeout = std::chrono::seconds(header_timeout);
+  o.ws_commands_per_second = static_cast<double>(ws_commands_per_second);
+  o.ws_commands_burst = ws_commands_burst;
+  o.max_connections_per_ip = max_connections_per_ip;
+  o.max_subscribe_attempts = max_subscribe_attempts;
   return o;
 }
 
@@ -113,6 +135,9 @@ std::string config::validate() const {
                    positive(max_header_bytes, "max-header-bytes"),
                    positive(max_channels_per_client, "max-channels-per-client"),
                    positive(max_channels_per_publish, "max-channels-per-publish"),
+                   positive(max_header_count, "max-header-count"),
+                   positive(header_timeout, "header-timeout"),
+                   positive(ws_commands_burst, "ws-commands-burst"),
                    positive(redis_pool_size, "redis-pool-size"),
                    positive(redis_command_timeout_ms, "redis-command-timeout-ms"),
                    positive(ws_auth_timeout, "ws-auth-timeout")})

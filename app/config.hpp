@@ -45,6 +45,14 @@ struct config : caf::actor_system_config {
   std::size_t max_channels_per_client = 64;    ///< subscriptions per connection
   std::size_t max_channels_per_publish = 64;   ///< channels per publish request
 
+  // -- abuse limits (docs/protocol.md "Limits"); over one, only the offender is affected
+  std::size_t max_header_count = 100;  ///< header fields per HTTP request head; 431 above
+  std::size_t header_timeout = 5;      ///< seconds to finish a request head (slow headers); 408
+  std::size_t ws_commands_per_second = 20; ///< WS commands per second per connection; 0: no limit
+  std::size_t ws_commands_burst = 100; ///< WS commands at once; this many refused in a row: close 1008
+  std::size_t max_connections_per_ip = 1024; ///< open connections per client address; 0: unlimited; 429
+  std::size_t max_subscribe_attempts = 1024; ///< WS subscribes per connection (accepted or refused); 0: unlimited
+
   // -- cluster mode (Redis) --------------------------------------------------
   std::string redis_url;               ///< redis://[:password@]host:port[/db]; empty: in-process; env REDIS_URL
   std::string redis_prefix = "herald:"; ///< namespace of every Redis key and channel

@@ -24,7 +24,8 @@ herald_service::herald_service(caf::actor_system& sys, caf::actor registry, caf:
     gateway_(std::move(gateway)),
     status_(std::move(status)),
     max_channels_(cfg.max_channels_per_client),
-    auth_(cfg.auth) {
+    auth_(cfg.auth),
+    max_subscribe_attempts_(cfg.max_subscribe_attempts) {
 }
 
 void herald_service::publish(net::http::publish_request req, publish_done done) {
@@ -79,6 +80,7 @@ void herald_service::open_sse(std::shared_ptr<net::sse::sse_session> session,
 void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
   auto id = next_id_++;
   actors::connection_options opts{actors::transport::ws, max_channels_, auth_, session->principal()};
+  opts.max_subscribe_attempts = max_subscribe_attempts_;
   auto actor = sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session),
                           registry_, opts, std::vector<std::string>{},
                           std::vector<net::sse::cursor_entry>{});

@@ -66,6 +66,7 @@ private:
   std::shared_ptr<actors::cluster_status> status_;
   std::size_t max_channels_;
   std::shared_ptr<const net::auth::policy> auth_;
+  std::size_t max_subscribe_attempts_; ///< --max-subscribe-attempts
   mutable std::mutex mtx_;
   std::unordered_map<std::uint64_t, entry> conns_;
   std::atomic<std::uint64_t> next_id_{1};

@@ -53,7 +53,7 @@ start_server() {
   : >"$log"
   if [[ $kind == herald ]]; then
     taskset -c "$SERVER_CPU" "$bin/herald" --port=0 --host=127.0.0.1 --insecure \
-      --scheduler.max-threads=1 --io-threads=1 >"$log" 2>&1 &
+      --scheduler.max-threads=1 --io-threads=1 --max-connections-per-ip=0 >"$log" 2>&1 &
   else
     taskset -c "$SERVER_CPU" "$bin/herald-baseline" 0 127.0.0.1 >"$log" 2>&1 &
   fi

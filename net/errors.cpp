@@ -11,7 +11,7 @@ namespace {
 // Order must follow the enum. Close codes: 1008 policy violation, 1003
 // unsupported data, 1009 message too big, 1013 try again later, 1001 going
 // away, 1011 internal error (RFC 6455 section 7.4.1).
-constexpr std::array<errc_info, 23> table{{
+constexpr std::array<errc_info, errc_count> table{{
   {"none", 200, 1000, "ok"},
   {"invalid_json", 400, 1007, "the message is not a valid JSON object"},
   {"invalid_request", 400, 1008, "a required field is missing or has the wrong type"},
@@ -38,7 +38,14 @@ constexpr std::array<errc_info, 23> table{{
   {"forbidden", 403, 4003, "not allowed"},
   {"token_expired", 401, 4002, "the token expired and was not refreshed"},
   {"internal", 500, 1011, "internal error"},
+  {"headers_too_large", 431, 1008, "the request head has too many or too large header fields"},
+  {"header_timeout", 408, 1008, "the request head did not arrive in time"},
+  {"rate_limited", 429, 1008, "too many commands per second on this connection"},
+  {"too_many_connections", 429, 1008, "too many connections from this address"},
+  {"too_many_subscribes", 429, 1008, "too many subscribe attempts on this connection"},
 }};
+static_assert(errc_count == static_cast<std::size_t>(errc::too_many_subscribes) + 1,
+              "errc_count must follow the last errc value");
 
 class category_impl : public std::error_category {
 public:
@@ -52,7 +59,7 @@ public:
 
 const errc_info& info(errc e) noexcept {
   auto i = static_cast<std::size_t>(e);
-  return i < table.size() ? table[i] : table.back();
+  return i < table.size() ? table[i] : table[static_cast<std::size_t>(errc::internal)];
 }
 
 const std::error_category& herald_category() noexcept {

@@ -6,6 +6,7 @@
 // a new error is one new row. See docs/protocol.md, "Errors".
 #pragma once
 
+#include <cstddef>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -38,7 +39,16 @@ enum class errc : std::uint8_t {
   forbidden,            ///< the token may not read that channel, or Origin refused
   token_expired,        ///< WS: the token expired and no valid refresh came (docs/auth.md)
   internal,             ///< a bug on our side; never the client's fault
+  // Abuse limits (docs/protocol.md "Limits"); appended so values stay stable.
+  headers_too_large,    ///< request head over --max-header-bytes or --max-header-count (431)
+  header_timeout,       ///< request head not complete within --header-timeout (408)
+  rate_limited,         ///< WS commands over --ws-commands-per-second (+ burst)
+  too_many_connections, ///< over --max-connections-per-ip from one address (429)
+  too_many_subscribes,  ///< WS subscribe attempts over --max-subscribe-attempts
 };
+
+/// Number of `errc` values (one past the last); the table has this many rows.
+inline constexpr std::size_t errc_count = 28;
 
 /// One row of the error table.
 struct errc_info {

@@ -9,7 +9,8 @@ listener::listener(asio::io_context& ioc, tcp::endpoint endpoint, const session_
     retry_timer_(acceptor_.get_executor()),
     opts_(opts),
     service_(svc),
-    pages_(pages) {
+    pages_(pages),
+    per_address_(connection_limit::create(opts.max_connections_per_ip)) {
   acceptor_.open(endpoint.protocol());
   acceptor_.set_option(asio::socket_base::reuse_address(true));
   acceptor_.bind(endpoint);
@@ -52,7 +53,17 @@ void listener::on_accept(beast::error_code ec, tcp::socket socket) {
   }
   beast::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
-  std::make_shared<http::http_session>(std::move(socket), opts_, service_, pages_)->run();
+  beast::error_code peer_ec;
+  auto peer = socket.remote_endpoint(peer_ec);
+  auto slot = peer_ec ? nullptr : per_address_->acquire(peer.address());
+  if (!slot) {
+    if (!peer_ec) // over the limit (a peer already gone just closes)
+      refuse_connection(std::move(socket), opts_.write_timeout, opts_.max_connections_per_ip);
+  } else {
+    std::make_shared<http::http_session>(std::move(socket), opts_, service_, pages_,
+                                         std::move(slot))
+      ->run();
+  }
   do_accept();
 }
 

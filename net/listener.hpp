@@ -2,9 +2,12 @@
 // http_session. Created by app/server; runs on the io_context threads until
 // stop(). Accept errors (for example EMFILE at the file limit) are logged by
 // the caller's callback and retried after a short pause; they never stop it.
+// A client address already holding --max-connections-per-ip connections gets
+// 429 too_many_connections and is closed (net/connection_limit.hpp).
 #pragma once
 
 #include "net/asio.hpp"
+#include "net/connection_limit.hpp"
 #include "net/http/http_session.hpp"
 #include "net/session_options.hpp"
 
@@ -43,6 +46,7 @@ private:
   session_options opts_;
   service& service_;
   const http::static_pages& pages_;
+  std::shared_ptr<connection_limit> per_address_; ///< --max-connections-per-ip
   unsigned short port_ = 0;
 };
 

@@ -44,6 +44,26 @@ struct session_options {
   /// Authentication and permissions (net/auth/policy.hpp). Never null once
   /// the server runs; null only in tests of code that does not look at it.
   std::shared_ptr<const auth::policy> auth;
+
+  // -- abuse limits (docs/protocol.md "Limits"; app/config.hpp documents each)
+  /// HTTP: most header fields in one request head: 431 headers_too_large above.
+  std::size_t max_header_count = 100;
+  /// HTTP: time allowed from the start of a request until its head is complete
+  /// (slow headers): 408 header_timeout, or a silent close if nothing came.
+  std::chrono::milliseconds header_timeout{5'000};
+  /// WebSocket: commands per second per connection (token bucket refill rate);
+  /// 0 turns the limit off.
+  double ws_commands_per_second = 20;
+  /// WebSocket: bucket size: commands a connection may send at once. A client
+  /// that keeps sending while its bucket is empty is closed with 1008 after
+  /// this many refused commands in a row.
+  std::size_t ws_commands_burst = 100;
+  /// Connections open at once from one client address (0: unlimited):
+  /// more are answered 429 too_many_connections and closed.
+  std::size_t max_connections_per_ip = 1024;
+  /// WebSocket: subscribe commands (accepted or refused) one connection may
+  /// send in its lifetime: error too_many_subscribes, then close 1008.
+  std::size_t max_subscribe_attempts = 1024;
 };
 
 } // namespace herald::net

@@ -15,8 +15,10 @@ case "${1:-}" in
   --cluster) packages+=(redis-server haproxy) ;;
   # catch2: protocol suites; redis-server and haproxy: cluster tests;
   # chromium: the demo and status pages are tested in headless Chromium (tests/e2e);
-  # prometheus: its promtool checks GET /metrics (tests/e2e/metrics).
-  --test) packages+=(catch2 redis-server haproxy chromium prometheus) ;;
+  # prometheus: its promtool checks GET /metrics (tests/e2e/metrics);
+  # clang + libclang-rt-14-dev: the libFuzzer targets (tests/fuzz; libclang-rt
+  # holds libFuzzer and the sanitizer runtimes, libfuzzer-14-dev is not needed).
+  --test) packages+=(catch2 redis-server haproxy chromium prometheus clang libclang-rt-14-dev) ;;
   "") ;;
   *) echo "usage: $0 [--cluster|--test]" >&2; exit 2 ;;
 esac

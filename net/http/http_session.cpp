@@ -5,15 +5,12 @@
 #include "net/http/publish_request.hpp"
 #include "net/http/status.hpp"
 #include "net/metrics.hpp"
+#include "net/http/request_check.hpp"
 #include "net/service.hpp"
 #include "net/sse/cursor.hpp"
 #include "net/sse/sse_session.hpp"
 #include "net/ws/ws_session.hpp"
 
-#include <boost/url/parse.hpp>
-#include <boost/url/url_view.hpp>
-
-#include <algorithm>
 
 namespace herald::net::http {
 
@@ -40,8 +37,13 @@ std::int64_t unix_now() {
 } // namespace
 
 http_session::http_session(tcp::socket socket, const session_options& opts, service& svc,
-                           const static_pages& pages)
-  : stream_(std::move(socket)), opts_(opts), service_(svc), pages_(pages) {
+                           const static_pages& pages, std::shared_ptr<void> slot)
+  : stream_(std::move(socket)),
+    opts_(opts),
+    service_(svc),
+    pages_(pages),
+    slot_(std::move(slot)),
+    header_timer_(stream_.get_executor()) {
 }
 
 void http_session::run() {
@@ -54,6 +56,52 @@ void http_session::do_read() {
   parser_->header_limit(static_cast<std::uint32_t>(opts_.max_header_bytes));
   parser_->body_limit(opts_.max_publish_bytes);
   stream_.expires_after(opts_.request_timeout);
+  // Slow headers: the head has its own, shorter deadline. On expiry the read
+  // is cancelled so that on_header can still answer 408.
+  header_timed_out_ = false;
+  header_timer_.expires_after(opts_.header_timeout);
+  header_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (ec)
+      return;
+    self->header_timed_out_ = true;
+    beast::error_code ignored;
+    self->stream_.socket().cancel(ignored);
+  });
+  bhttp::async_read_header(stream_, buffer_, *parser_,
+                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
+                            self->on_header(ec, n);
+                          });
+}
+
+void http_session::on_header(beast::error_code ec, std::size_t n) {
+  header_timer_.cancel();
+  if (header_timed_out_ && (ec || !parser_->is_header_done())) {
+    if (buffer_.size() == 0) {
+      // Nothing of a request came (an idle kept-alive or silent connection).
+      beast::error_code ignored;
+      stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
+      stream_.socket().close(ignored);
+      return;
+    }
+    send_error(errc::header_timeout,
+               "request head not complete within "
+                 + std::to_string(opts_.header_timeout.count()) + " ms",
+               false, 11);
+    return;
+  }
+  if (ec) {
+    on_read(ec, n);
+    return;
+  }
+  std::string detail;
+  if (auto e = check_head(parser_->get(), opts_.max_header_count, detail); e != errc::none) {
+    send_error(e, detail, false, parser_->get().version());
+    return;
+  }
+  if (parser_->is_done()) {
+    on_read({}, n);
+    return;
+  }
   bhttp::async_read(stream_, buffer_, *parser_,
                    [self = shared_from_this()](beast::error_code ec, std::size_t n) {
                      self->on_read(ec, n);
@@ -75,11 +123,9 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
     return;
   }
   if (ec == bhttp::error::header_limit) {
-    metrics::http_error(errc::invalid_request);
-    send(431, std::string{json_type},
-         error_body(errc::invalid_request, "request head larger than "
-                                               + std::to_string(opts_.max_header_bytes) + " bytes"),
-         false, 11);
+    send_error(errc::headers_too_large,
+               "request head larger than " + std::to_string(opts_.max_header_bytes) + " bytes",
+               false, 11);
     return;
   }
   if (ec) {
@@ -91,13 +137,12 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
 
 void http_session::handle(request req) {
   cors_.clear();
-  auto target = boost::urls::parse_origin_form(
-    boost::core::string_view{req.target().data(), req.target().size()});
-  if (!target) {
-    send_error(errc::invalid_request, "malformed request target", false, req.version());
+  route where = route::unknown;
+  std::string detail;
+  if (classify(req.target(), where, detail) != errc::none) {
+    send_error(errc::invalid_request, detail, false, req.version());
     return;
   }
-  auto path = std::string{target->path()};
   auto method = req.method();
   auto keep = req.keep_alive();
   auto version = req.version();
@@ -113,10 +158,10 @@ void http_session::handle(request req) {
     send_error(errc::method_not_allowed, {}, keep, version);
     return false;
   };
-  if (path == "/v1/publish") {
+  if (where == route::publish) {
     if (only(bhttp::verb::post))
       handle_publish(req);
-  } else if (path == "/v1/sse") {
+  } else if (where == route::sse) {
     // CORS for the listed browser origins (docs/auth.md), errors included.
     cors_ = auth::cors_origin(policy_of(opts_), header(req, bhttp::field::origin));
     if (method == bhttp::verb::options) {
@@ -125,7 +170,7 @@ void http_session::handle(request req) {
     }
     if (only(bhttp::verb::get))
       handle_sse(req);
-  } else if (path == "/v1/ws") {
+  } else if (where == route::ws) {
     if (!only(bhttp::verb::get))
       return;
     if (!websocket::is_upgrade(req)) {
@@ -142,11 +187,12 @@ void http_session::handle(request req) {
     stream_.expires_never();
     auto session = std::make_shared<ws::ws_session>(std::move(stream_), opts_, service_);
     session->set_principal(std::move(gate.who));
+    session->hold(std::move(slot_));
     session->run(std::move(req));
-  } else if (path == "/healthz") {
+  } else if (where == route::healthz) {
     if (only(bhttp::verb::get))
       send(200, std::string{json_type}, service_.health(), keep, version);
-  } else if (path == "/readyz") {
+  } else if (where == route::readyz) {
     if (!only(bhttp::verb::get))
       return;
     std::string reason;
@@ -154,19 +200,19 @@ void http_session::handle(request req) {
       send(200, std::string{json_type}, R"({"status":"ready"})", keep, version);
     else
       send_error(errc::unavailable, reason, keep, version);
-  } else if (path == "/demo") {
+  } else if (where == route::demo) {
     if (only(bhttp::verb::get))
       send(200, "text/html; charset=utf-8", pages_.demo_html, keep, version);
-  } else if (path == "/metrics") {
+  } else if (where == route::metrics) {
     if (only(bhttp::verb::get))
       send(200, std::string{metrics_content_type}, metrics::render(), keep, version);
-  } else if (path == "/v1/status") {
+  } else if (where == route::status) {
     if (only(bhttp::verb::get))
       send(200, std::string{json_type}, status_json(), keep, version);
-  } else if (path == "/v1/info") {
+  } else if (where == route::info) {
     if (only(bhttp::verb::get))
       send(200, std::string{json_type}, std::string{info_json}, keep, version);
-  } else if (path == "/") {
+  } else if (where == route::root) {
     if (!only(bhttp::verb::get))
       return;
     if (wants_json(req[bhttp::field::accept]))
@@ -201,44 +247,25 @@ void http_session::handle_publish(request& req) {
 }
 
 void http_session::handle_sse(request& req) {
-  auto target = boost::urls::parse_origin_form(
-    boost::core::string_view{req.target().data(), req.target().size()});
   sse_subscription sub;
-  std::string cursor_text;
-  std::string query_token;
-  bool has_query_cursor = false;
-  for (auto param : target->params()) {
-    if (param.key == "channel") {
-      if (validate_channel(param.value)) {
-        send_error(errc::invalid_channel, {}, false, req.version());
-        return;
-      }
-      if (std::find(sub.channels.begin(), sub.channels.end(), param.value) == sub.channels.end())
-        sub.channels.push_back(param.value);
-      if (sub.channels.size() > opts_.max_channels_per_client) {
-        send_error(errc::too_many_channels,
-                   "at most " + std::to_string(opts_.max_channels_per_client)
-                     + " channels per connection",
-                   false, req.version());
-        return;
-      }
-    } else if (param.key == "token") {
-      query_token = param.value;
-    } else if (param.key == "last_event_id") {
-      cursor_text = param.value;
-      has_query_cursor = true;
-    }
-  }
-  if (sub.channels.empty()) {
-    send_error(errc::invalid_request, "give at least one ?channel=", false, req.version());
+  std::string detail;
+  std::string_view header;
+  auto it = req.find("Last-Event-ID");
+  if (it != req.end())
+    header = it->value();
+  if (auto e = parse_sse_request(req.target(), it != req.end() ? &header : nullptr,
+                                 opts_.max_channels_per_client, sub, detail);
+      e != errc::none) {
+    send_error(e, detail, false, req.version());
     return;
   }
-  // The header is what EventSource sends when it reconnects, so it is newer
-  // than a last_event_id left in the URL.
-  if (auto it = req.find("Last-Event-ID"); it != req.end()) {
-    cursor_text = std::string{it->value()};
-    has_query_cursor = true;
-  }
+  // ?token= (an EventSource cannot set headers; docs/auth.md). Never logged.
+  std::string query_token;
+  if (auto t = boost::urls::parse_origin_form(
+        boost::core::string_view{req.target().data(), req.target().size()}))
+    for (auto param : t->params())
+      if (param.key == "token")
+        query_token = param.value;
   auto gate = auth::check_sse(policy_of(opts_), header(req, bhttp::field::authorization),
                               query_token, sub.channels, unix_now());
   if (gate.code != errc::none) {
@@ -246,15 +273,9 @@ void http_session::handle_sse(request& req) {
     return;
   }
   sub.who = std::move(gate.who);
-  if (has_query_cursor) {
-    sub.has_cursor = true;
-    if (!sse::parse_cursor(cursor_text, opts_.max_channels_per_client, sub.cursor)) {
-      send_error(errc::invalid_cursor, {}, false, req.version());
-      return;
-    }
-  }
   stream_.expires_never();
   auto session = std::make_shared<sse::sse_session>(stream_.release_socket(), opts_);
+  session->hold(std::move(slot_));
   if (!cors_.empty())
     session->add_header("Access-Control-Allow-Origin: " + cors_ + "\r\nVary: Origin\r\n");
   service_.open_sse(std::move(session), std::move(sub));

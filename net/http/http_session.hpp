@@ -29,8 +29,11 @@ struct static_pages {
 
 class http_session : public std::enable_shared_from_this<http_session> {
 public:
+  /// @param slot the connection's place in the per-address count
+  ///        (net/connection_limit.hpp); held until the connection ends, also
+  ///        by the SSE or WebSocket session it becomes. May be null.
   http_session(tcp::socket socket, const session_options& opts, service& svc,
-               const static_pages& pages);
+               const static_pages& pages, std::shared_ptr<void> slot = {});
 
   /// Starts reading the first request. Call once, on the strand.
   void run();
@@ -39,6 +42,7 @@ private:
   using request = bhttp::request<bhttp::string_body>;
 
   void do_read();
+  void on_header(beast::error_code ec, std::size_t bytes);
   void on_read(beast::error_code ec, std::size_t bytes);
   void handle(request req);
   void handle_publish(request& req);
@@ -57,6 +61,9 @@ private:
   std::string allow_; ///< Allow header of the next 405
   std::string cors_;  ///< Access-Control-Allow-Origin of /v1/sse answers (docs/auth.md)
   const static_pages& pages_;
+  std::shared_ptr<void> slot_;        ///< per-address connection count
+  asio::steady_timer header_timer_;   ///< --header-timeout (slow headers)
+  bool header_timed_out_ = false;
 };
 
 } // namespace herald::net::http

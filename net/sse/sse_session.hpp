@@ -39,6 +39,10 @@ public:
   /// on the strand, after the connection actor exists.
   void start(std::shared_ptr<session_events> events);
 
+  /// Keeps `token` (the connection's per-address slot, net/connection_limit.hpp)
+  /// until this session is destroyed.
+  void hold(std::shared_ptr<void> token) { slot_ = std::move(token); }
+
   // -- frame_sink (any thread) --------------------------------------------
 
   void deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0) override;
@@ -80,6 +84,7 @@ private:
   bool closed_ = false;
   std::size_t write_items_ = 0; ///< items in the write in flight (metrics)
   close_reason closing_reason_ = close_reason::client;
+  std::shared_ptr<void> slot_; ///< per-address connection count
 };
 
 } // namespace herald::net::sse

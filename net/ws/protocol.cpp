@@ -83,6 +83,7 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
   auto ch = doc.find("channel");
   if (ch == doc.end() || !ch->is_string()) {
     err = {errc::invalid_request, id, "\"channel\" must be a string", {}};
+    err.subscribe = cmd.kind == op::subscribe;
     return false;
   }
   cmd.channel = ch->get<std::string>();
@@ -90,6 +91,7 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
     // Echo the refused name (at most 200 bytes; dump escapes anything odd).
     err = {errc::invalid_channel, id, std::string{info(errc::invalid_channel).message},
            cmd.channel.substr(0, 200)};
+    err.subscribe = cmd.kind == op::subscribe;
     return false;
   }
   if (cmd.kind == op::subscribe) {
@@ -98,6 +100,7 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
       if (!read_since(*s, pos)) {
         err = {errc::invalid_since, id, std::string{info(errc::invalid_since).message},
                cmd.channel};
+        err.subscribe = true;
         return false;
       }
       cmd.since = std::move(pos);

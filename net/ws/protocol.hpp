@@ -35,6 +35,7 @@ struct command_error {
   nlohmann::json id;
   std::string message;
   std::string channel; ///< the command's `channel` when it is a string (may be invalid)
+  bool subscribe = false; ///< the message was a `subscribe` (refused ones count as attempts)
 };
 
 /// Parses one client message. Never throws.

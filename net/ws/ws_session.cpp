@@ -3,6 +3,7 @@
 #include "net/errors.hpp"
 #include "net/metrics.hpp"
 #include "net/service.hpp"
+#include "net/ws/protocol.hpp"
 
 namespace herald::net::ws {
 
@@ -36,7 +37,9 @@ ws_session::ws_session(beast::tcp_stream stream, const session_options& opts, se
     queue_(opts.client_max_buffer_bytes),
     heartbeat_timer_(ws_.get_executor()),
     write_timer_(ws_.get_executor()),
-    peer_(endpoint_text(ws_.next_layer())) {
+    peer_(endpoint_text(ws_.next_layer())),
+    commands_(opts.ws_commands_per_second, opts.ws_commands_burst,
+              std::chrono::steady_clock::now()) {
   auto& batch = asio::use_service<delivery_service>(
     asio::query(ws_.get_executor(), asio::execution::context));
   if (batch.enabled())
@@ -106,6 +109,23 @@ void ws_session::on_read(beast::error_code ec, std::size_t) {
     on_close({close_reason::protocol_error, row.close_code, "binary messages are not supported", {}});
     return;
   }
+  if (!commands_.take(std::chrono::steady_clock::now())) {
+    read_buf_.consume(read_buf_.size()); // dropped unread
+    read_buf_.shrink_to_fit();
+    const auto& row = info(errc::rate_limited);
+    if (++refused_in_row_ >= opts_.ws_commands_burst) {
+      on_close({close_reason::policy, row.close_code, "rate limited", {}});
+      return;
+    }
+    on_deliver(std::make_shared<const std::string>(encode_error(
+      nlohmann::json{}, errc::rate_limited,
+      "over " + std::to_string(static_cast<long long>(opts_.ws_commands_per_second))
+        + " commands per second: command dropped")),
+               0);
+    do_read();
+    return;
+  }
+  refused_in_row_ = 0;
   if (!closing_ && events_)
     events_->on_text(beast::buffers_to_string(read_buf_.data()));
   read_buf_.consume(read_buf_.size());

@@ -4,7 +4,9 @@
 // and answers violations with their close codes (1002 protocol error, 1007
 // invalid UTF-8, 1009 message too big: section 7.4.1); this class adds
 // binary-message refusal (1003), the ping/pong heartbeat, the write timeout
-// and the bounded outbound queue. Runs on the socket's strand; deliver() and
+// and the bounded outbound queue, and the command rate limit: a message that
+// finds the token bucket empty is not handed on but answered with an `error`
+// `rate_limited`; --ws-commands-burst such refusals in a row close with 1008. Runs on the socket's strand; deliver() and
 // close() may be called from any thread. It reports on_closed exactly once.
 #pragma once
 
@@ -15,6 +17,7 @@
 #include "net/outbound_queue.hpp"
 #include "net/session_events.hpp"
 #include "net/session_options.hpp"
+#include "net/token_bucket.hpp"
 
 #include <chrono>
 #include <memory>
@@ -39,6 +42,10 @@ public:
   /// Starts reading client messages and pinging. Call once, on the strand,
   /// after the connection actor exists.
   void start(std::shared_ptr<session_events> events);
+
+  /// Keeps `token` (the connection's per-address slot, net/connection_limit.hpp)
+  /// until this session is destroyed.
+  void hold(std::shared_ptr<void> token) { slot_ = std::move(token); }
 
   // -- frame_sink (any thread); the prefix is ignored for WebSocket --------
 
@@ -90,6 +97,9 @@ private:
   bool closing_ = false;
   bool close_sent_ = false;
   bool closed_ = false;
+  std::shared_ptr<void> slot_; ///< per-address connection count
+  token_bucket commands_;      ///< --ws-commands-per-second, --ws-commands-burst
+  std::size_t refused_in_row_ = 0; ///< commands refused as rate_limited in a row
 };
 
 } // namespace herald::net::ws

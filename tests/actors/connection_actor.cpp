@@ -36,9 +36,9 @@ struct fixture : test_coordinator_fixture<> {
     run();
   }
 
-  caf::actor ws_conn(std::size_t max_channels = 64) {
+  caf::actor ws_conn(std::size_t max_channels = 64, std::size_t max_subscribe_attempts = 0) {
     auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg,
-                       connection_options{transport::ws, max_channels},
+                       connection_options{transport::ws, max_channels, max_subscribe_attempts},
                        std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
     spawned.push_back(a);
     sched.run();
@@ -153,6 +153,26 @@ CAF_TEST(ws ping is answered with pong) {
   auto c = ws_conn();
   text(c, R"({"op":"ping","id":"abc"})");
   CAF_CHECK_EQUAL(body(0), json::parse(R"({"op":"pong","id":"abc"})"));
+}
+
+CAF_TEST(ws subscribe attempts are limited and refused ones count) {
+  auto c = ws_conn(64, 4);
+  text(c, R"({"op":"subscribe","id":1,"channel":"stream:1"})");
+  text(c, R"({"op":"subscribe","id":2,"channel":"nope"})");           // invalid_channel
+  text(c, R"({"op":"subscribe","id":3,"channel":"stream:1"})");       // already_subscribed
+  text(c, R"({"op":"subscribe","id":4})");                            // invalid_request
+  text(c, R"({"op":"ping","id":5})");                                 // not counted
+  text(c, R"({"op":"unsubscribe","id":6,"channel":"stream:1"})");     // not counted
+  CAF_CHECK(!sink->closed);
+  text(c, R"({"op":"subscribe","id":7,"channel":"stream:2","since":{"epoch":"ep","offset":0}})");
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 7u);
+  CAF_CHECK_EQUAL(body(1)["code"], "invalid_channel");
+  CAF_CHECK_EQUAL(body(3)["code"], "invalid_request");
+  CAF_CHECK_EQUAL(body(6)["code"], "too_many_subscribes");
+  CAF_CHECK_EQUAL(body(6)["id"], 7);
+  CAF_REQUIRE(sink->closed.has_value());
+  CAF_CHECK(sink->closed->reason == net::close_reason::policy);
+  CAF_CHECK_EQUAL(sink->closed->ws_code, 1008);
 }
 
 CAF_TEST(slow client policy closes a ws client with 1013) {

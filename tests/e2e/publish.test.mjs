@@ -273,7 +273,7 @@ describe("publish and HTTP routes", () => {
     const bigHead = parseRawResponse(
       await rawExchange(h.port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(10_000)}\r\n\r\n`),
     );
-    assertError(bigHead, 431, "invalid_request", "head over 8192 bytes");
+    assertError(bigHead, 431, "headers_too_large", "head over 8192 bytes");
 
     // Still serving.
     assert.equal((await getJson(h.url, "/healthz")).status, 200);

@@ -48,6 +48,11 @@ const row all[] = {
     {errc::forbidden, "forbidden"},
     {errc::token_expired, "token_expired"},
     {errc::internal, "internal"},
+    {errc::headers_too_large, "headers_too_large"},
+    {errc::header_timeout, "header_timeout"},
+    {errc::rate_limited, "rate_limited"},
+    {errc::too_many_connections, "too_many_connections"},
+    {errc::too_many_subscribes, "too_many_subscribes"},
 };
 
 } // namespace
@@ -55,7 +60,7 @@ const row all[] = {
 TEST_CASE("the enum is covered", "[errors]") {
   for (std::size_t i = 0; i < std::size(all); ++i)
     CHECK(static_cast<std::size_t>(all[i].e) == i);
-  CHECK(static_cast<std::size_t>(errc::internal) + 1 == std::size(all));
+  CHECK(herald::errc_count == std::size(all));
 }
 
 TEST_CASE("every errc has its code, a status and a close code", "[errors]") {
@@ -104,10 +109,15 @@ TEST_CASE("HTTP statuses and close codes of docs/protocol.md", "[errors]") {
   CHECK(info(errc::shutting_down).close_code == 1012);
   CHECK(info(errc::slow_client).close_code == 1013);
   CHECK(info(errc::internal).close_code == 1011);
+  CHECK(info(errc::headers_too_large).http_status == 431);
+  CHECK(info(errc::header_timeout).http_status == 408);
+  CHECK(info(errc::too_many_connections).http_status == 429);
+  CHECK(info(errc::rate_limited).close_code == 1008);
+  CHECK(info(errc::too_many_subscribes).close_code == 1008);
 }
 
 TEST_CASE("out-of-range values map to internal", "[errors][bad-input]") {
-  CHECK(info(static_cast<errc>(static_cast<int>(errc::internal) + 1)).code == "internal");
+  CHECK(info(static_cast<errc>(herald::errc_count)).code == "internal");
   CHECK(info(static_cast<errc>(255)).code == "internal");
   CHECK(&info(static_cast<errc>(200)) == &info(errc::internal));
 }

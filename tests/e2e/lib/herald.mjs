@@ -157,14 +157,19 @@ export async function startHerald(args = [], { timeoutMs = 10_000, insecure = tr
     stop: () => {
       if (stopping) return stopping;
       stopping = (async () => {
-        if (child.exitCode !== null || child.signalCode !== null) return;
-        child.kill("SIGTERM");
-        const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
-        try {
-          await exited;
-        } finally {
-          clearTimeout(killer);
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill("SIGTERM");
+          const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
+          try {
+            await exited;
+          } finally {
+            clearTimeout(killer);
+          }
         }
+        // A sanitized build (HERALD_TEST_SANITIZED=1) reports memory errors,
+        // leaks and undefined behaviour on stderr: that fails the test.
+        const report = /(ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:).*/.exec(log);
+        if (report) throw new Error(`herald (pid ${child.pid}) sanitizer report: ${report[0]}\n${log.slice(-4000)}`);
       })();
       return stopping;
     },

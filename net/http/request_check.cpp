@@ -1,0 +1,101 @@
+#include "net/http/request_check.hpp"
+
+#include "net/channel_name.hpp"
+#include "net/sse/cursor.hpp"
+
+#include <boost/url/parse.hpp>
+#include <boost/url/url_view.hpp>
+
+#include <algorithm>
+#include <iterator>
+
+namespace herald::net::http {
+
+std::size_t header_count(const bhttp::fields& fields) noexcept {
+  return static_cast<std::size_t>(std::distance(fields.begin(), fields.end()));
+}
+
+errc check_head(const bhttp::fields& fields, std::size_t max_fields, std::string& detail) {
+  if (header_count(fields) > max_fields) {
+    detail = "more than " + std::to_string(max_fields) + " header fields";
+    return errc::headers_too_large;
+  }
+  return errc::none;
+}
+
+errc classify(std::string_view target, route& out, std::string& detail) {
+  auto parsed = boost::urls::parse_origin_form(boost::core::string_view{target.data(), target.size()});
+  if (!parsed) {
+    detail = "malformed request target";
+    out = route::unknown;
+    return errc::invalid_request;
+  }
+  auto path = parsed->path();
+  if (path == "/v1/publish")
+    out = route::publish;
+  else if (path == "/v1/sse")
+    out = route::sse;
+  else if (path == "/v1/ws")
+    out = route::ws;
+  else if (path == "/healthz")
+    out = route::healthz;
+  else if (path == "/readyz")
+    out = route::readyz;
+  else if (path == "/demo")
+    out = route::demo;
+  else if (path == "/metrics")
+    out = route::metrics;
+  else if (path == "/v1/status")
+    out = route::status;
+  else if (path == "/v1/info")
+    out = route::info;
+  else if (path == "/")
+    out = route::root;
+  else
+    out = route::unknown;
+  return errc::none;
+}
+
+errc parse_sse_request(std::string_view target, const std::string_view* last_event_id,
+                       std::size_t max_channels, sse_subscription& out, std::string& detail) {
+  auto parsed = boost::urls::parse_origin_form(boost::core::string_view{target.data(), target.size()});
+  if (!parsed) {
+    detail = "malformed request target";
+    return errc::invalid_request;
+  }
+  std::string cursor_text;
+  bool has_cursor = false;
+  for (auto param : parsed->params()) {
+    if (param.key == "channel") {
+      if (validate_channel(param.value))
+        return errc::invalid_channel;
+      if (std::find(out.channels.begin(), out.channels.end(), param.value) == out.channels.end())
+        out.channels.push_back(param.value);
+      if (out.channels.size() > max_channels) {
+        detail = "at most " + std::to_string(max_channels) + " channels per connection";
+        return errc::too_many_channels;
+      }
+    } else if (param.key == "last_event_id") {
+      cursor_text = param.value;
+      has_cursor = true;
+    }
+  }
+  if (out.channels.empty()) {
+    detail = "give at least one ?channel=";
+    return errc::invalid_request;
+  }
+  // The header is what EventSource sends when it reconnects, so it is newer
+  // than a last_event_id left in the URL.
+  if (last_event_id) {
+    cursor_text = std::string{*last_event_id};
+    has_cursor = true;
+  }
+  if (has_cursor) {
+    out.has_cursor = true;
+    if (!sse::parse_cursor(cursor_text, max_channels, out.cursor))
+      return errc::invalid_cursor;
+  }
+  return errc::none;
+}
+
+} // namespace herald::net::http

@@ -1,0 +1,51 @@
+// request_check: the pure part of reading an HTTP request (no socket, no
+// clock), shared by http_session and the fuzz targets in tests/fuzz/.
+//
+// Beast's parser (RFC 9112 message syntax) hands us a request head; these
+// functions apply Herald's own limits and validation to it and say which
+// route it names. Each returns an `errc` (errc::none when the request is
+// acceptable) plus a detail message for the JSON error body; none throws.
+#pragma once
+
+#include "net/asio.hpp"
+#include "net/errors.hpp"
+#include "net/service.hpp"
+
+#include <cstddef>
+#include <string>
+#include <string_view>
+
+namespace herald::net::http {
+
+/// The routes of docs/protocol.md ("Other routes", publish, SSE, WebSocket).
+enum class route : std::uint8_t {
+  publish, sse, ws, healthz, readyz, demo, metrics, status, info, root, unknown
+};
+
+/// Counts the header fields of a parsed request head. A repeated field
+/// counts once per line, as it was sent.
+std::size_t header_count(const bhttp::fields& fields) noexcept;
+
+/// Checks a complete request head against --max-header-count.
+/// @returns errc::headers_too_large (HTTP 431) with `detail` filled when the
+///          head has more than `max_fields` header fields; errc::none otherwise.
+///          (The byte size is enforced earlier by the parser's header_limit.)
+errc check_head(const bhttp::fields& fields, std::size_t max_fields, std::string& detail);
+
+/// Parses the request target (RFC 9112 section 3.2.1 origin-form, via
+/// Boost.URL) and maps its path to a route.
+/// @returns errc::invalid_request (400) when the target is not origin-form.
+errc classify(std::string_view target, route& out, std::string& detail);
+
+/// Validates GET /v1/sse: `channel` parameters (1..max_channels distinct
+/// valid names, docs/protocol.md "Channels"), and the cursor from the
+/// `Last-Event-ID` header (`last_event_id`, if not empty) or the
+/// `last_event_id` query parameter (the header wins).
+/// @param last_event_id the header's value, or nullptr when there is none.
+/// @returns errc::invalid_channel, too_many_channels, invalid_request (no
+///          channel or bad target), invalid_cursor; errc::none and `out`
+///          filled on success.
+errc parse_sse_request(std::string_view target, const std::string_view* last_event_id,
+                       std::size_t max_channels, sse_subscription& out, std::string& detail);
+
+} // namespace herald::net::http
