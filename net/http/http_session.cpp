@@ -1,5 +1,7 @@
 #include "net/http/http_session.hpp"
 
+#include <boost/url/parse.hpp>
+
 #include "net/auth/gate.hpp"
 #include "net/channel_name.hpp"
 #include "net/http/publish_request.hpp"
@@ -249,11 +251,11 @@ void http_session::handle_publish(request& req) {
 void http_session::handle_sse(request& req) {
   sse_subscription sub;
   std::string detail;
-  std::string_view header;
+  std::string_view last_event_id;
   auto it = req.find("Last-Event-ID");
   if (it != req.end())
-    header = it->value();
-  if (auto e = parse_sse_request(req.target(), it != req.end() ? &header : nullptr,
+    last_event_id = it->value();
+  if (auto e = parse_sse_request(req.target(), it != req.end() ? &last_event_id : nullptr,
                                  opts_.max_channels_per_client, sub, detail);
       e != errc::none) {
     send_error(e, detail, false, req.version());

@@ -37,8 +37,9 @@ struct fixture : test_coordinator_fixture<> {
   }
 
   caf::actor ws_conn(std::size_t max_channels = 64, std::size_t max_subscribe_attempts = 0) {
-    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg,
-                       connection_options{transport::ws, max_channels, max_subscribe_attempts},
+    connection_options opts{transport::ws, max_channels};
+    opts.max_subscribe_attempts = max_subscribe_attempts;
+    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
                        std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
     spawned.push_back(a);
     sched.run();

@@ -113,7 +113,7 @@ describe("configuration and build info", () => {
     const port = await freePort();
     const child = spawn(HERALD_BIN, [], {
       cwd: tmp,
-      env: { PATH: process.env.PATH, HERALD_HOST: "127.0.0.1", HERALD_PORT: String(port), HERALD_LOG_FORMAT: "json" },
+      env: { PATH: process.env.PATH, HERALD_HOST: "127.0.0.1", HERALD_PORT: String(port), HERALD_LOG_FORMAT: "json", HERALD_INSECURE: "true" },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
