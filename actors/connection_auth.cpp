@@ -5,6 +5,7 @@
 
 #include <caf/event_based_actor.hpp>
 
+#include <algorithm>
 #include <chrono>
 
 namespace herald::actors {
@@ -32,22 +33,32 @@ void close_with(connection_pointer self, net::close_request req) {
 
 // Arms the expiry timers of the current token. Timers of an older token
 // carry an older generation and are ignored when they fire.
+// Timers are armed for at most this long; a later expiry re-arms them when
+// they fire (the actor clock adds delays to a nanosecond steady_clock, which
+// overflows about 292 years out).
+constexpr std::chrono::milliseconds max_timer{std::chrono::hours{24}};
+
+// Time left until the token stops being valid (exp + leeway); <= 0: expired.
+std::chrono::milliseconds time_left(const connection_state& st) {
+  const auto& pol = *st.options.auth;
+  auto deadline = std::chrono::seconds(st.who.exp) + pol.verifier->config().leeway;
+  auto now = std::chrono::system_clock::now().time_since_epoch();
+  return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+}
+
+std::chrono::milliseconds refresh_grace(const connection_state& st) {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(st.options.auth->refresh_grace);
+}
+
 void schedule_expiry(connection_pointer self) {
   auto& st = self->state;
   auto gen = ++st.auth_generation;
   if (!checking(st) || st.who.exp == 0)
     return;
-  const auto& pol = *st.options.auth;
-  auto leeway = pol.verifier->config().leeway;
-  auto now = std::chrono::system_clock::now().time_since_epoch();
-  auto deadline = std::chrono::seconds(st.who.exp) + leeway;
-  auto until = std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
-  if (until.count() < 0)
-    until = std::chrono::milliseconds{0};
+  auto until = std::clamp(time_left(st), std::chrono::milliseconds{0}, max_timer);
   if (st.options.kind == transport::ws) {
-    auto ask = until - std::chrono::duration_cast<std::chrono::milliseconds>(pol.refresh_grace);
-    if (ask.count() < 0)
-      ask = std::chrono::milliseconds{0};
+    auto ask = std::clamp(time_left(st) - refresh_grace(st), std::chrono::milliseconds{0},
+                          max_timer);
     self->delayed_send(self, ask, expiring_atom_v, gen);
   }
   self->delayed_send(self, until, expire_atom_v, gen);
@@ -168,6 +179,8 @@ void auth_on_expiring(connection_pointer self, std::uint64_t generation) {
   auto& st = self->state;
   if (generation != st.auth_generation || st.closing)
     return;
+  if (time_left(st) - refresh_grace(st) > std::chrono::milliseconds{0})
+    return; // a capped timer: the expire timer re-arms both
   send_json(st, {{"op", "refresh_required"}, {"expires_at", st.who.exp}});
 }
 
@@ -175,6 +188,10 @@ void auth_on_expired(connection_pointer self, std::uint64_t generation) {
   auto& st = self->state;
   if (generation != st.auth_generation || st.closing)
     return;
+  if (time_left(st) > std::chrono::milliseconds{0}) {
+    schedule_expiry(self); // a capped timer fired early: arm the next stretch
+    return;
+  }
   if (st.options.kind == transport::sse)
     close_with(self, {net::close_reason::auth, info(errc::token_expired).close_code, {},
                       net::make_frame(std::string{"event: herald.token_expired\n"

@@ -56,21 +56,26 @@ bool well_formed(std::string_view t) noexcept {
 }
 
 // NumericDate (RFC 7519 §2): a JSON number of seconds, maybe fractional.
+// Only 0 (1970) .. 253402300799 (9999-12-31T23:59:59Z) are accepted, so
+// that `exp + leeway` and the expiry timers cannot overflow; anything else is
+// a malformed claim.
+constexpr std::int64_t max_numeric_date = 253402300799;
+
 bool numeric_date(const json& j, std::int64_t& out) {
-  if (j.is_number_integer()) {
-    out = j.get<std::int64_t>();
-    return true;
-  }
   if (j.is_number_unsigned()) {
     auto v = j.get<std::uint64_t>();
-    if (v > static_cast<std::uint64_t>(INT64_MAX))
+    if (v > static_cast<std::uint64_t>(max_numeric_date))
       return false;
     out = static_cast<std::int64_t>(v);
     return true;
   }
+  if (j.is_number_integer()) {
+    out = j.get<std::int64_t>();
+    return out >= 0 && out <= max_numeric_date;
+  }
   if (j.is_number_float()) {
     auto d = j.get<double>();
-    if (!std::isfinite(d) || d > 9.0e15 || d < -9.0e15)
+    if (!std::isfinite(d) || d < 0 || d > static_cast<double>(max_numeric_date))
       return false;
     out = static_cast<std::int64_t>(std::floor(d));
     return true;

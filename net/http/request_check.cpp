@@ -20,6 +20,26 @@ errc check_head(const bhttp::fields& fields, std::size_t max_fields, std::string
     detail = "more than " + std::to_string(max_fields) + " header fields";
     return errc::headers_too_large;
   }
+  auto te = fields.count(bhttp::field::transfer_encoding);
+  if (te > 0) {
+    if (te > 1) {
+      detail = "Transfer-Encoding must appear once";
+      return errc::invalid_request;
+    }
+    auto v = fields[bhttp::field::transfer_encoding];
+    while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
+      v.remove_prefix(1);
+    while (!v.empty() && (v.back() == ' ' || v.back() == '\t'))
+      v.remove_suffix(1);
+    if (!beast::iequals(v, "chunked")) {
+      detail = "Transfer-Encoding must be exactly 'chunked'";
+      return errc::invalid_request;
+    }
+    if (fields.count(bhttp::field::content_length) > 0) {
+      detail = "Transfer-Encoding and Content-Length together";
+      return errc::invalid_request;
+    }
+  }
   return errc::none;
 }
 

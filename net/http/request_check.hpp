@@ -26,10 +26,17 @@ enum class route : std::uint8_t {
 /// counts once per line, as it was sent.
 std::size_t header_count(const bhttp::fields& fields) noexcept;
 
-/// Checks a complete request head against --max-header-count.
-/// @returns errc::headers_too_large (HTTP 431) with `detail` filled when the
-///          head has more than `max_fields` header fields; errc::none otherwise.
-///          (The byte size is enforced earlier by the parser's header_limit.)
+/// Checks a complete request head (before its body is read): at most
+/// `max_fields` header fields (--max-header-count), and unambiguous framing
+/// (RFC 9112 section 6): a Transfer-Encoding must be one field whose value is
+/// exactly `chunked` (case-insensitive), and never comes with Content-Length.
+/// Anything else could be read differently by a proxy in front of us (request
+/// smuggling), so it is refused and the connection closed.
+/// @returns errc::headers_too_large (HTTP 431) for too many fields;
+///          errc::invalid_request (400) for ambiguous framing; `detail` says
+///          which. errc::none otherwise. (The byte size is enforced earlier
+///          by the parser's header_limit; Beast itself refuses conflicting
+///          Content-Length values.)
 errc check_head(const bhttp::fields& fields, std::size_t max_fields, std::string& detail);
 
 /// Parses the request target (RFC 9112 section 3.2.1 origin-form, via

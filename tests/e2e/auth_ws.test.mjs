@@ -159,6 +159,29 @@ describe("WebSocket authentication", () => {
     }
   });
 
+  // Found by a tester: an exp centuries away overflowed the expiry timers and
+  // closed the connection at once; past year 9999 the token is malformed.
+  test("an exp 300 years away keeps the connection; one past year 9999 is refused", async () => {
+    const far = nowS() + 300 * 365 * 86400;
+    const c = await wsConnect(h.url, bearer(s.token({ sub: alice, exp: far })));
+    try {
+      assert.equal((await c.request({ op: "subscribe", channel: `user:${alice}` })).op, "subscribed");
+      await sleep(1500);
+      assert.equal(c.ws.readyState, 1, "still open");
+      assert.ok(!c.inbox.items.some((m) => m.op === "refresh_required"), "no refresh asked");
+      await stillReceives(c, `user:${alice}`);
+    } finally {
+      await c.close();
+    }
+    const d = await wsConnect(h.url);
+    try {
+      const r = await d.request({ op: "connect", token: s.token({ sub: alice, exp: 253402300800 }) });
+      assert.notEqual(r.op, "connected");
+    } finally {
+      await d.close().catch(() => {});
+    }
+  });
+
   test("expiry without refresh closes with 4002; another client keeps receiving", async () => {
     const watcher = await wsConnect(h.url, bearer(s.token({ sub: bob })));
     try {

@@ -129,6 +129,50 @@ describe("HTTP request head limits", () => {
     await wsStillReceives(h.url, other, "stream:head-bystander");
   });
 
+  // Request smuggling: framing a proxy could read differently is refused
+  // with 400 and the connection closed, so a request hidden after the body
+  // never runs (RFC 9112 section 6). Found by a tester: `chunked, chunked`
+  // with Content-Length used to run the hidden request.
+  for (const [name, te, withLength] of [
+    ["chunked, chunked + Content-Length", "chunked, chunked", true],
+    ["xchunked + Content-Length", "xchunked", true],
+    ["identity, chunked body", "identity", false],
+    ["gzip, chunked body", "gzip", false],
+    ["two Transfer-Encoding fields", "chunked\r\nTransfer-Encoding: chunked", false],
+  ]) {
+    test(`ambiguous framing (${name}): 400, closed, the hidden request never runs`, { timeout: TEST_TIMEOUT }, async () => {
+      const body = JSON.stringify({ channel: "stream:head-bystander", event: "smuggle", data: 1 });
+      const chunked = `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`;
+      const hidden = "GET /nonexistent-smuggled HTTP/1.1\r\nHost: x\r\n\r\n";
+      const res = await rawHttp(
+        h.port,
+        `POST /v1/publish HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: ${te}\r\n` +
+          (withLength ? `Content-Length: ${body.length}\r\n` : "") +
+          `\r\n${withLength ? body : chunked}${hidden}`,
+      );
+      assert.equal(res.status, 400, res.text);
+      assert.equal(res.json.error.code, "invalid_request");
+      assert.match(res.json.error.message, /Transfer-Encoding/);
+      assert.equal((res.text.match(/HTTP\/1\.1 /g) || []).length, 1, `one answer only: ${res.text}`);
+      assert.ok(!res.text.includes("404"), res.text);
+      assert.ok(["end", "close", "ECONNRESET"].includes(res.ended), `ended: ${res.ended}`);
+      // The publish did not happen either.
+      await sleep(100);
+      assert.ok(!other.inbox.items.some((m) => m.op === "publication" && m.event === "smuggle"));
+    });
+  }
+
+  test("plain chunked publishing still works", { timeout: TEST_TIMEOUT }, async () => {
+    const body = JSON.stringify({ channel: "stream:head-bystander", event: "chunkedok", data: 1 });
+    const res = await rawHttp(
+      h.port,
+      `POST /v1/publish HTTP/1.1\r\nHost: x\r\nConnection: close\r\nTransfer-Encoding: chunked\r\n\r\n` +
+        `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
+    );
+    assert.equal(res.status, 200, res.text);
+    await other.inbox.until((items) => items.some((m) => m.op === "publication" && m.event === "chunkedok"), { what: "chunkedok" });
+  });
+
   test("a slow body is governed by --request-timeout, not --header-timeout", { timeout: TEST_TIMEOUT }, async () => {
     const body = JSON.stringify({ channel: "stream:head-bystander", event: "slowbody", data: 1 });
     const res = await rawHttp(h.port, [

@@ -95,6 +95,35 @@ TEST_CASE("check_head counts header fields", "[limits][http]") {
   CHECK(detail == "more than 3 header fields");
 }
 
+TEST_CASE("check_head refuses ambiguous framing (request smuggling)", "[limits][http]") {
+  std::string detail;
+  auto with_te = [](std::initializer_list<const char*> values, bool length) {
+    bhttp::fields f;
+    f.insert("Host", "x");
+    for (auto v : values)
+      f.insert(bhttp::field::transfer_encoding, v);
+    if (length)
+      f.insert(bhttp::field::content_length, "47");
+    return f;
+  };
+  CHECK(http::check_head(with_te({"chunked"}, false), 100, detail) == errc::none);
+  CHECK(http::check_head(with_te({" Chunked "}, false), 100, detail) == errc::none);
+  for (auto bad : {"chunked, chunked", "xchunked", "identity", "gzip", "gzip, chunked", "",
+                   "chunked;x=1", "chunked\t,"}) {
+    INFO(bad);
+    CHECK(http::check_head(with_te({bad}, false), 100, detail) == errc::invalid_request);
+    CHECK(http::check_head(with_te({bad}, true), 100, detail) == errc::invalid_request);
+  }
+  CHECK(http::check_head(with_te({"chunked", "chunked"}, false), 100, detail)
+        == errc::invalid_request);
+  CHECK(detail == "Transfer-Encoding must appear once");
+  CHECK(http::check_head(with_te({"chunked"}, true), 100, detail) == errc::invalid_request);
+  CHECK(detail == "Transfer-Encoding and Content-Length together");
+  bhttp::fields plain;
+  plain.insert(bhttp::field::content_length, "10");
+  CHECK(http::check_head(plain, 100, detail) == errc::none);
+}
+
 TEST_CASE("classify maps paths to routes", "[http]") {
   http::route r{};
   std::string detail;

@@ -82,6 +82,27 @@ TEST_CASE("time claims with leeway", "[auth][jwt]") {
   CHECK(check(*v, sign(JWT_ALG_HS256, secret, b)) == token_error::none);
 }
 
+// Found by a tester: exp near INT64_MAX overflowed `exp + leeway` (refused as
+// expired) and exp centuries away overflowed the expiry timers (closed at
+// once). NumericDates are now bounded to 1970 .. 9999-12-31T23:59:59Z.
+TEST_CASE("time claims out of range are malformed, the largest one is fine", "[auth][jwt][bad-input]") {
+  auto v = make(jwt_algorithm::hs256, secret);
+  auto with = [&](const char* k, const nlohmann::json& t) {
+    auto b = base();
+    b[k] = t;
+    return check(*v, sign(JWT_ALG_HS256, secret, b));
+  };
+  CHECK(with("exp", 253402300799LL) == token_error::none);
+  CHECK(with("exp", 253402300800LL) == token_error::malformed);
+  CHECK(with("exp", INT64_MAX) == token_error::malformed);
+  CHECK(with("exp", UINT64_MAX) == token_error::malformed);
+  CHECK(with("exp", 9e15) == token_error::malformed);
+  CHECK(with("exp", 1e300) == token_error::malformed);
+  CHECK(with("nbf", -1) == token_error::malformed);
+  CHECK(with("nbf", INT64_MIN) == token_error::malformed);
+  CHECK(with("iat", -1.5) == token_error::malformed);
+}
+
 TEST_CASE("signatures: wrong secret, tampered payload", "[auth][jwt]") {
   auto v = make(jwt_algorithm::hs256, secret);
   CHECK(check(*v, sign(JWT_ALG_HS256, secret + "x", base())) == token_error::bad_signature);
