@@ -47,11 +47,15 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_server herald|baseline: sets server_pid and server_port.
+# start_server herald|herald-unpinned|baseline: sets server_pid and server_port.
+# herald-unpinned: no taskset, Herald's default threads (one CAF worker per
+# core, one I/O thread): what the second core adds.
 start_server() {
   local kind=$1 log=$work/server.log
   : >"$log"
-  if [[ $kind == herald ]]; then
+  if [[ $kind == herald-unpinned ]]; then
+    "$bin/herald" --port=0 --host=127.0.0.1 --insecure --max-connections-per-ip=0 >"$log" 2>&1 &
+  elif [[ $kind == herald ]]; then
     taskset -c "$SERVER_CPU" "$bin/herald" --port=0 --host=127.0.0.1 --insecure \
       --scheduler.max-threads=1 --io-threads=1 --max-connections-per-ip=0 >"$log" 2>&1 &
   else
@@ -95,7 +99,8 @@ bench() {
 bench idle-sse-herald herald --scenario idle --transport sse --connections "$N" --hold-seconds 10
 bench idle-sse-baseline baseline --scenario idle --transport sse --connections "$N" --hold-seconds 10
 bench idle-ws-herald herald --scenario idle --transport ws --connections "$N" --hold-seconds 10
-bench idle-big-herald herald --scenario idle --transport mix --connections "$BIG" --workers 2 --hold-seconds 10
+bench idle-big-sse-herald herald --scenario idle --transport sse --connections "$BIG" --workers 2 --hold-seconds 10
+bench idle-big-ws-herald herald --scenario idle --transport ws --connections "$BIG" --workers 2 --hold-seconds 10
 bench idle-big-baseline baseline --scenario idle --transport sse --connections "$BIG" --workers 2 --hold-seconds 10
 bench fanout-sse-herald herald --scenario fanout --transport sse --connections "$N" \
   --publications "$FANOUT_PUBLICATIONS" --rate "$FANOUT_RATE" --svg "$work/fanout-sse-herald.svg"
@@ -103,6 +108,14 @@ bench fanout-sse-baseline baseline --scenario fanout --transport sse --connectio
   --publications "$FANOUT_PUBLICATIONS" --rate "$FANOUT_RATE"
 bench fanout-ws-herald herald --scenario fanout --transport ws --connections "$N" \
   --publications "$FANOUT_PUBLICATIONS" --rate "$FANOUT_RATE"
+# A lone publication (one every 2 s): publish-to-last-subscriber latency.
+bench lone-sse-herald herald --scenario fanout --transport sse --connections "$N" --publications 10 --rate 0.5
+bench lone-sse-baseline baseline --scenario fanout --transport sse --connections "$N" --publications 10 --rate 0.5
+bench lone-ws-herald herald --scenario fanout --transport ws --connections "$N" --publications 10 --rate 0.5
+bench fanout-max-ws-herald herald --scenario fanout --transport ws --connections "$N" --find-max \
+  --rate 1 --step-seconds 5 --step-factor 1.5
+bench fanout-max-unpinned-herald herald-unpinned --scenario fanout --transport sse --connections "$N" --find-max \
+  --rate 1 --step-seconds 5 --step-factor 1.5
 bench fanout-max-herald herald --scenario fanout --transport sse --connections "$N" --find-max \
   --rate 1 --step-seconds 5 --step-factor 1.5
 bench fanout-max-baseline baseline --scenario fanout --transport sse --connections "$N" --find-max \
