@@ -41,9 +41,13 @@ constexpr std::chrono::milliseconds max_timer{std::chrono::hours{24}};
 // Time left until the token stops being valid (exp + leeway); <= 0: expired.
 std::chrono::milliseconds time_left(const connection_state& st) {
   const auto& pol = *st.options.auth;
-  auto deadline = std::chrono::seconds(st.who.exp) + pol.verifier->config().leeway;
-  auto now = std::chrono::system_clock::now().time_since_epoch();
-  return std::chrono::duration_cast<std::chrono::milliseconds>(deadline - now);
+  // In ms, not the clock's ns: an exp centuries away does not fit in ns.
+  using std::chrono::milliseconds;
+  auto deadline = std::chrono::duration_cast<milliseconds>(std::chrono::seconds(st.who.exp)
+                                                           + pol.verifier->config().leeway);
+  auto now = std::chrono::duration_cast<milliseconds>(
+    std::chrono::system_clock::now().time_since_epoch());
+  return deadline - now;
 }
 
 std::chrono::milliseconds refresh_grace(const connection_state& st) {

@@ -95,7 +95,7 @@ TEST_CASE("time claims out of range are malformed, the largest one is fine", "[a
   CHECK(with("exp", 253402300799LL) == token_error::none);
   CHECK(with("exp", 253402300800LL) == token_error::malformed);
   CHECK(with("exp", INT64_MAX) == token_error::malformed);
-  CHECK(with("exp", UINT64_MAX) == token_error::malformed);
+  CHECK(with("exp", 1.8e19) == token_error::malformed);
   CHECK(with("exp", 9e15) == token_error::malformed);
   CHECK(with("exp", 1e300) == token_error::malformed);
   CHECK(with("nbf", -1) == token_error::malformed);
