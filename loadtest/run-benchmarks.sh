@@ -13,7 +13,8 @@
 #
 # usage: loadtest/run-benchmarks.sh [OUTPUT.md]
 #   env: CONNECTIONS (10000), BIG_CONNECTIONS (19000), FANOUT_RATE (publications/s, 2),
-#        FANOUT_PUBLICATIONS (60), SERVER_CPU (1), GEN_CPU (0), BUILD (build dir)
+#        FANOUT_PUBLICATIONS (60), SERVER_CPU (1), GEN_CPU (0), BUILD (build dir),
+#        ONLY (a regex: run only the benchmarks whose name matches)
 # needs: a build (cmake --build build), taskset (util-linux), python3.
 set -euo pipefail
 
@@ -85,6 +86,7 @@ commands=()
 bench() {
   local name=$1 kind=$2
   shift 2
+  [[ -n ${ONLY:-} && ! $name =~ $ONLY ]] && return 0
   start_server "$kind"
   local cmd=(taskset -c "$GEN_CPU" "$bin/herald-loadtest" --target "127.0.0.1:$server_port"
              --server-pids "$server_pid" --source-addrs "$SOURCES" --quiet
