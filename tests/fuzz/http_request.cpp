@@ -48,8 +48,18 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   const auto& req = parser.get();
   std::string detail;
   auto e = http::check_head(req, opts.max_header_count, detail);
-  FUZZ_CHECK(e == errc::none || e == errc::headers_too_large);
-  FUZZ_CHECK((e == errc::none) == (http::header_count(req) <= opts.max_header_count));
+  FUZZ_CHECK(e == errc::none || e == errc::headers_too_large || e == errc::invalid_request);
+  FUZZ_CHECK((e == errc::headers_too_large)
+             == (http::header_count(req) > opts.max_header_count));
+  // invalid_request is ambiguous framing only: a Transfer-Encoding that is
+  // not one plain `chunked`, or one next to Content-Length (RFC 9112 s6).
+  const auto te = req.count(bhttp::field::transfer_encoding);
+  if (e == errc::invalid_request)
+    FUZZ_CHECK(te > 0 && !detail.empty());
+  if (e == errc::none && te > 0)
+    FUZZ_CHECK(te == 1 && req.count(bhttp::field::content_length) == 0);
+  if (e != errc::none)
+    return 0; // http_session answers and closes
   http::route where = http::route::unknown;
   detail.clear();
   if (http::classify(req.target(), where, detail) != errc::none) {
