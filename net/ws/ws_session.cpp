@@ -114,7 +114,9 @@ void ws_session::on_read(beast::error_code ec, std::size_t) {
     read_buf_.shrink_to_fit();
     const auto& row = info(errc::rate_limited);
     if (++refused_in_row_ >= opts_.ws_commands_burst) {
-      on_close({close_reason::policy, row.close_code, "rate limited", {}});
+      close_request req{close_reason::policy, row.close_code, "rate limited", {}};
+      req.flush_queued = true; // the rate_limited errors already queued go out first
+      on_close(std::move(req));
       return;
     }
     on_deliver(std::make_shared<const std::string>(encode_error(
