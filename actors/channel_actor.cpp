@@ -1,7 +1,6 @@
 #include "actors/channel_actor.hpp"
 
 #include <caf/event_based_actor.hpp>
-#include <caf/make_message.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
@@ -17,6 +16,26 @@ void channel_state::append(publication_ptr p) {
   history.push_back(std::move(p));
   while (history.size() > limits.size)
     history.pop_front();
+}
+
+void channel_state::refresh_fanout() {
+  if (!fanout_dirty)
+    return;
+  fanout_dirty = false;
+  std::unordered_map<net::shard*, std::shared_ptr<net::subscriber_list>> by_shard;
+  for (const auto& [who, sink] : subscribers) {
+    if (!sink)
+      continue;
+    auto& list = by_shard[&sink->home()];
+    if (!list) {
+      list = std::make_shared<net::subscriber_list>();
+      list->reserve(subscribers.size());
+    }
+    list->push_back(sink);
+  }
+  fanout_lists.clear();
+  for (auto& [shard, list] : by_shard)
+    fanout_lists.emplace_back(shard, std::move(list));
 }
 
 recovery channel_state::decide(const std::optional<net::stream_position>& since) const {
@@ -86,7 +105,14 @@ void remove_subscriber(channel_pointer self, const caf::actor& who) {
   st.waiting.erase(std::remove_if(st.waiting.begin(), st.waiting.end(),
                                   [&](const subscribe_request& r) { return r.subscriber == who; }),
                    st.waiting.end());
-  if (st.subscribers.erase(who) > 0 || st.waiting.size() != before) {
+  auto gone = st.subscribers.erase(who) > 0;
+  if (gone) {
+    // Drop the lists now: they hold the sessions, which hold sockets and
+    // connection slots, until the next publication rebuilds them.
+    st.fanout_lists.clear();
+    st.fanout_dirty = true;
+  }
+  if (gone || st.waiting.size() != before) {
     self->demonitor(who);
     stop_watching(self);
     st.prune(self->clock().now());
@@ -94,34 +120,43 @@ void remove_subscriber(channel_pointer self, const caf::actor& who) {
   }
 }
 
-// Adds a subscriber and answers it from the local history.
+// Adds a subscriber and answers it from the local history: the answer goes
+// to the session through its shard, ahead of every later fan-out; the
+// connection actor learns whom to unsubscribe from.
 // @param monitored the subscriber is monitored already (it was waiting).
 void answer(channel_pointer self, const subscribe_request& req, bool monitored = false) {
   auto& st = self->state;
   st.prune(self->clock().now());
   auto rec = st.decide(req.since);
-  if (st.subscribers.insert(req.subscriber).second && !monitored)
+  auto [it, added] = st.subscribers.try_emplace(req.subscriber, req.sink);
+  if (!added)
+    it->second = req.sink;
+  st.fanout_dirty = true;
+  if (added && !monitored)
     self->monitor(req.subscriber);
-  subscribe_result res;
-  res.channel = st.name;
-  res.request = req.request;
-  res.channel_actor = caf::actor_cast<caf::actor>(self);
-  res.position = {st.epoch, st.offset};
-  res.recovered = rec.recovered;
-  res.reason = std::move(rec.reason);
-  res.replay = std::move(rec.replay);
-  self->send(req.subscriber, subscribed_atom_v, std::move(res));
+  if (req.sink) {
+    subscribe_result res;
+    res.channel = st.name;
+    res.request = req.request;
+    res.position = {st.epoch, st.offset};
+    res.recovered = rec.recovered;
+    res.reason = std::move(rec.reason);
+    res.replay = std::move(rec.replay);
+    req.sink->home().answer(req.sink, std::move(res));
+  }
+  self->send(req.subscriber, subscribed_atom_v, st.name, req.request,
+             caf::actor_cast<caf::actor>(self));
 }
 
-// Takes the next publication of the channel: history, then every subscriber.
+// Takes the next publication of the channel: history, then one post per
+// shard that has subscribers.
 void apply(channel_pointer self, publication_ptr p) {
   auto& st = self->state;
   st.offset = p->offset;
   st.append(p);
-  // One message, shared by every subscriber: no per-subscriber copy.
-  auto msg = caf::make_message(std::move(p));
-  for (const auto& sub : st.subscribers)
-    self->send(sub, msg);
+  st.refresh_fanout();
+  for (const auto& [shard, list] : st.fanout_lists)
+    shard->fanout(p, list);
   schedule_prune(self);
 }
 

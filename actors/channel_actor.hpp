@@ -2,16 +2,18 @@
 //
 // Spawned by the channel registry on first use, linked to it. Holds the
 // channel's subscribers (connection actors, monitored: a dead subscriber is
-// dropped on its down message), its epoch, the offset of its latest
-// publication and a history of the latest publications bounded by count
-// (--history-size) and age (--history-ttl). For each publication it assigns
-// the next offset, encodes the frames once, appends to the history and sends
-// the same message to every subscriber; it never waits for a subscriber.
-// A subscribe is answered with the recovery decision and the missed
-// publications before any live one (same sender, same receiver: CAF keeps
-// the order), which makes the seam between history and live delivery exact.
-// When it has no subscribers and its history has expired it tells the
-// registry, which stops it. Runs on CAF's scheduler.
+// dropped on its down message, each with its session), its epoch, the offset
+// of its latest publication and a history of the latest publications bounded
+// by count (--history-size) and age (--history-ttl). For each publication it
+// assigns the next offset, encodes the frames once, appends to the history
+// and hands it to its subscribers' sessions with one post per I/O shard
+// (net/fanout.hpp): no actor message per delivery, and it never waits for a
+// subscriber. A subscribe is answered with the recovery decision and the
+// missed publications through the same shard queue, before any live
+// publication fanned out afterwards, which makes the seam between history
+// and live delivery exact; the connection actor is told separately whom to
+// unsubscribe from. When it has no subscribers and its history has expired
+// it tells the registry, which stops it. Runs on CAF's scheduler.
 //
 // Cluster mode (a gateway is given): Redis assigns offsets and holds the
 // history; the channel mirrors it. With its first subscriber it asks the
@@ -34,7 +36,9 @@
 #include <deque>
 #include <map>
 #include <string>
-#include <unordered_set>
+#include <unordered_map>
+#include <utility>
+#include <vector>
 
 namespace herald::actors {
 
@@ -56,7 +60,12 @@ struct channel_state {
   std::string epoch;
   std::uint64_t offset = 0; ///< offset of the latest publication; 0 before the first
   std::deque<publication_ptr> history;
-  std::unordered_set<caf::actor> subscribers;
+  /// connection actor -> its session (where publications go)
+  std::unordered_map<caf::actor, std::shared_ptr<net::subscriber_sink>> subscribers;
+  /// The subscribers' sessions grouped by shard, as handed to the shards;
+  /// rebuilt before a publication when `subscribers` changed.
+  std::vector<std::pair<net::shard*, net::subscriber_list_ptr>> fanout_lists;
+  bool fanout_dirty = false;
   history_options limits;
   caf::actor registry;
   std::uint64_t ops_received = 0; ///< messages forwarded by the registry so far
@@ -81,6 +90,9 @@ struct channel_state {
   /// What a subscriber at `since` receives: see docs/protocol.md "Recovery".
   /// Call prune() first so that expired entries are not replayed.
   recovery decide(const std::optional<net::stream_position>& since) const;
+
+  /// Rebuilds fanout_lists from subscribers if they changed.
+  void refresh_fanout();
 
   /// No subscribers and nothing left to recover.
   bool idle() const noexcept {

@@ -1,14 +1,17 @@
-// connection_actor: one client connection (SSE or WebSocket).
+// connection_actor: the control plane of one client connection (SSE or
+// WebSocket).
 //
 // Spawned by the service (app/) when a session is ready; talks to its session
 // only through net::frame_sink, and hears from it through the session bridge
-// (text, watermark, closed). Holds the connection's subscriptions and, per
-// channel, the stream position of the last publication delivered, which is
-// what the SSE cursor encodes and what drops duplicates at the seam between
-// recovery and live delivery. Parses WebSocket commands and answers them.
-// Slow-client policy: when the session reports its queue above the
-// high-water mark, the client is closed (WebSocket 1013 with a reason; SSE a
-// final herald.gap notice, then close); it can reconnect with its cursor and
+// (text, watermark, closed). Parses WebSocket commands and answers them,
+// checks authentication and permissions, and keeps the set of channels the
+// connection subscribes to (limits, unsubscribe, whom to leave). Publications
+// never pass through it: a channel hands them, with its subscribe answers, to
+// the session directly (net/fanout.hpp), and the session keeps each
+// channel's position (net/subscription_table.hpp). Slow-client policy: when
+// the session reports its queue above the high-water mark, the client is
+// closed (errc::slow_client: WebSocket 1013 with a reason; SSE a final
+// herald.gap notice, then close); it can reconnect with its cursor and
 // recover from history. Ends when the session reports closed; when it ends
 // for any other reason it closes the session. Runs on CAF's scheduler.
 #pragma once
@@ -45,14 +48,10 @@ struct connection_options {
   std::size_t max_subscribe_attempts = 0;
 };
 
-/// One (connection, channel) pair.
+/// One (connection, channel) pair, as the control plane sees it.
 struct subscription {
-  caf::actor channel;             ///< null while the subscribe is pending
-  net::stream_position position;  ///< last publication delivered
-  bool active = false;            ///< the channel answered
-  nlohmann::json request_id;      ///< WS: id of the pending subscribe
-  std::optional<net::stream_position> since;
-  std::uint32_t hash = 0;         ///< sse::channel_hash(name)
+  caf::actor channel;             ///< null until the channel answered
+  bool active = false;            ///< the channel answered this subscribe
   std::uint64_t request = 0;      ///< number of the subscribe on its way
 };
 
@@ -61,27 +60,11 @@ struct connection_state {
   caf::actor registry;
   connection_options options;
   std::unordered_map<std::string, subscription> subs;
-  std::vector<std::string> order; ///< SSE: channels in request order (cursor order)
-  std::size_t pending_initial = 0; ///< SSE: initial subscribes not yet answered
-  std::vector<publication_ptr> held; ///< SSE: live publications held until all answered
-  std::vector<subscribe_result> answered; ///< SSE: answers held until all arrived
   bool closing = false;
   std::uint64_t next_request = 1;  ///< numbers subscribe requests
   net::auth::principal who;        ///< current identity (connect/refresh replace it)
   std::uint64_t auth_generation = 0; ///< expiry timers of older tokens are ignored
   std::size_t subscribe_attempts = 0; ///< WS subscribe commands received
-
-  /// SSE: the cursor of the connection's current positions.
-  std::string sse_cursor() const;
-  /// The SSE `id:` line carrying sse_cursor() ("id: <cursor>\n"), built in
-  /// one allocation (it precedes every SSE delivery).
-  std::string sse_id_line() const;
-  /// Delivers one live or replayed publication if it is new for its
-  /// subscription; reports a gap when offsets jump. Returns false if dropped.
-  /// Counts the delivery (herald_deliveries_total); a `live` one also
-  /// carries its accepted time to the session for publish-to-write latency
-  /// (a replay's would measure its age in history instead).
-  bool deliver(const publication& p, const publication_ptr& ptr, bool live = true);
 };
 
 using connection_pointer = caf::stateful_actor<connection_state>*;

@@ -141,6 +141,7 @@ void auth_command(connection_pointer self, const ws::command& cmd) {
     }
     if (it->second.active)
       self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
+    st.sink->forget(it->first, std::nullopt);
     st.sink->deliver({}, net::make_frame(ws::encode_error(
                            nullptr, errc::forbidden,
                            "the new token does not allow this channel: unsubscribed", it->first)));

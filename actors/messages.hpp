@@ -8,11 +8,14 @@
 // Who sends what (sender -> receiver: message):
 //   connection -> registry:  (subscribe_atom, subscribe_request)
 //   registry   -> channel:   (subscribe_atom, subscribe_request)
-//   channel    -> connection:(subscribed_atom, subscribe_result)
+//   channel    -> session:   subscribe_result through the session's shard (net/fanout.hpp)
+//   channel    -> connection:(subscribed_atom, std::string channel, std::uint64_t request,
+//                             caf::actor channel_actor)    bookkeeping: whom to unsubscribe from
 //   connection -> channel:   (unsub_atom, caf::actor subscriber)
 //   service    -> registry:  (publish_atom, publish_ticket_ptr)
 //   registry   -> channel:   (publish_atom, publish_ticket_ptr, std::size_t index)
-//   channel    -> connection:(publication_ptr)
+//   channel    -> sessions:  publication_ptr, one post per I/O shard (net/fanout.hpp): no
+//                            actor message per delivery
 //   channel    -> self:      (prune_atom)                     history TTL timer
 //   channel    -> registry:  (idle_atom, std::string name, std::uint64_t ops_received)
 //   registry   -> channel:   (stop_atom)
@@ -35,6 +38,7 @@
 
 #include "actors/publication.hpp"
 #include "actors/publish_ticket.hpp"
+#include "net/fanout.hpp"
 #include "net/stream_position.hpp"
 
 #include <caf/actor.hpp>
@@ -78,18 +82,13 @@ struct subscribe_request {
   /// The subscriber's number for this request, echoed in the answer, so an
   /// answer to a subscribe the client cancelled is never taken for a later one.
   std::uint64_t request = 0;
+  /// The session publications go to (and the answer, through its shard).
+  std::shared_ptr<net::subscriber_sink> sink;
 };
 
-/// The channel's answer, sent to the subscriber before any live publication.
-struct subscribe_result {
-  std::string channel;
-  std::uint64_t request = 0;      ///< subscribe_request::request
-  caf::actor channel_actor;       ///< for unsubscribe
-  net::stream_position position;  ///< epoch and offset of the latest publication
-  bool recovered = false;         ///< `since` given and every missed publication is in `replay`
-  std::string reason;             ///< why recovery failed (empty otherwise)
-  std::vector<publication_ptr> replay; ///< missed publications, in offset order
-};
+/// The channel's answer, handed to the subscriber's session before any live
+/// publication (net/fanout.hpp).
+using subscribe_result = net::subscription_answer;
 
 /// A channel's state in Redis: its epoch, head offset and the history after
 /// the offset the channel asked for (cluster mode).
@@ -107,4 +106,3 @@ CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::sync_result)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::publication_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::publish_ticket_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::subscribe_request)
-CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::subscribe_result)

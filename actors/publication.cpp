@@ -2,6 +2,7 @@
 
 #include "net/metrics.hpp"
 #include "net/sse/encoder.hpp"
+#include "net/ws/frame_codec.hpp"
 #include "net/ws/protocol.hpp"
 
 namespace herald::actors {
@@ -12,6 +13,8 @@ publication_ptr make_publication(std::string channel, std::string epoch, std::ui
   auto p = std::make_shared<publication>();
   p->sse = net::make_frame(net::sse::encode_event(event, data));
   p->ws = net::make_frame(net::ws::encode_publication(channel, offset, event, data));
+  char header[10];
+  p->ws_header.assign(header, net::ws::encode_header(net::ws::opcode::text, p->ws->size(), header));
   p->channel = std::move(channel);
   p->epoch = std::move(epoch);
   p->offset = offset;

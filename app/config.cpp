@@ -15,7 +15,8 @@ config::config() {
   opt_group{custom_options_, "global"}
     .add(host, "host", "address to listen on (default 0.0.0.0)")
     .add(port, "port", "TCP port; 0 picks a free one (default 8080, env PORT)")
-    .add(io_threads, "io-threads", "threads running the network event loop (default 1)")
+    .add(io_threads, "io-threads",
+         "I/O shards: event loops with a thread each; a connection stays on one (default: cores)")
     .add(sse_heartbeat, "sse-heartbeat", "seconds of silence before an SSE comment heartbeat (15)")
     .add(ws_ping_interval, "ws-ping-interval", "seconds between server WebSocket pings (25)")
     .add(ws_pong_timeout, "ws-pong-timeout", "seconds to wait for a pong before closing (10)")
@@ -90,6 +91,9 @@ config::config() {
   auto cores = std::max(1u, std::thread::hardware_concurrency());
   set("scheduler.policy", caf::atom("sharing"));
   set("scheduler.max-threads", static_cast<size_t>(cores));
+  // One I/O shard per core: fan-out writes to the sessions of each shard on
+  // its own thread (net/io_shard.hpp, docs/architecture.md).
+  io_threads = cores;
 }
 
 net::session_options config::session_options() const {

@@ -24,7 +24,7 @@ struct config : caf::actor_system_config {
   // -- listening -------------------------------------------------------------
   std::string host = "0.0.0.0";        ///< address to listen on
   std::uint16_t port = 8080;           ///< port (0: pick a free one); env PORT
-  std::size_t io_threads = 1;          ///< threads running the network event loop
+  std::size_t io_threads = 1;          ///< I/O shards (event loops, one thread each); default: cores
 
   // -- heartbeats and timeouts (seconds) -------------------------------------
   std::size_t sse_heartbeat = 15;      ///< SSE comment after this much silence

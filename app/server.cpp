@@ -1,6 +1,6 @@
 #include "app/server.hpp"
 
-#include "net/delivery_service.hpp"
+#include "net/io_shard.hpp"
 
 #include "actors/channel_registry.hpp"
 #include "app/demo_page.hpp"
@@ -28,10 +28,10 @@ int run_server(config& cfg) {
   // The io_context is declared before the actor system, so the actor system
   // (whose destructor joins the CAF workers) goes first: no actor can post to
   // a destroyed io_context (shared/notes/caf-0.17.md section 7).
-  asio::io_context ioc{static_cast<int>(cfg.io_threads)};
-  // One I/O thread: actors hand deliveries over in batches (net/delivery_service.hpp).
-  if (cfg.io_threads == 1)
-    asio::use_service<net::delivery_service>(ioc).enable(ioc);
+  // --io-threads I/O shards, each an io_context with a thread of its own
+  // (net/io_shard.hpp); shard 0 also runs the listener, Redis and signals.
+  net::io_shards shards{cfg.io_threads};
+  asio::io_context& ioc = shards.main();
   caf::actor_system sys{cfg};
 
   // Cluster mode: a Redis gateway links this instance to the others.
@@ -68,7 +68,7 @@ int run_server(config& cfg) {
   std::shared_ptr<net::listener> listener;
   try {
     asio::ip::tcp::endpoint ep{asio::ip::make_address(cfg.host), cfg.port};
-    listener = std::make_shared<net::listener>(ioc, ep, opts, service, pages);
+    listener = std::make_shared<net::listener>(shards, ep, opts, service, pages);
   } catch (const std::exception& e) {
     spdlog::critical("cannot listen on {}:{}: {}", cfg.host, cfg.port, e.what());
     caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);
@@ -180,12 +180,7 @@ int run_server(config& cfg) {
     (*poll)();
   });
 
-  std::vector<std::thread> threads;
-  for (std::size_t i = 1; i < cfg.io_threads; ++i)
-    threads.emplace_back([&ioc] { ioc.run(); });
-  ioc.run();
-  for (auto& t : threads)
-    t.join();
+  shards.run(); // returns when shard 0 stopped; the other shards are stopped and joined
   if (redis) {
     // Close the Redis connections while the event loop can still run their
     // last handlers (hiredis frees its contexts there).

@@ -1,13 +1,23 @@
-// frame_sink: the outbound seam between actors and sessions.
+// frame_sink: the control seam between a connection actor and its session.
 //
-// A session (sse_session, ws_session) implements it; the connection actor
-// calls it from a CAF worker thread. Every call only posts to the session's
-// strand, so it never blocks and may be called from any thread. Calls on a
-// closed session are ignored.
+// A session (sse_session, ws_session, both on net/stream_session) implements
+// it; the connection actor calls it from a CAF worker thread. Every call only
+// appends to the session's shard queue (net/io_shard.hpp), in the same FIFO
+// as the channels' answers and fan-outs, so it never blocks, may be called
+// from any thread, and keeps its order relative to what the connection actor
+// caused before (a subscribe's expect() precedes the channel's answer).
+// Calls on a closed session are ignored. Publications do not pass here: the
+// channel hands them to the session directly (net/fanout.hpp,
+// subscriber_sink, which this interface extends).
 #pragma once
 
 #include "net/close_reason.hpp"
+#include "net/fanout.hpp"
 #include "net/frame.hpp"
+#include "net/sse/cursor.hpp"
+
+#include <nlohmann/json.hpp>
+#include <optional>
 
 #include <chrono>
 #include <cstdint>
@@ -33,9 +43,8 @@ struct close_request {
 };
 
 /// Outbound interface of one client connection.
-class frame_sink {
+class frame_sink : public subscriber_sink {
 public:
-  virtual ~frame_sink() = default;
 
   /// Queues `body` for the client, preceded by `prefix` (an SSE `id:` line,
   /// or empty). `body` must not be null. `accepted_ns`: when the publication
@@ -50,6 +59,22 @@ public:
   /// reports `closed(req.reason)` through session_events. Thread-safe;
   /// idempotent (later calls are ignored).
   virtual void close(close_request req) = 0;
+
+  /// SSE: the channels of the request and the client's cursor
+  /// (subscription_table::begin()). Called once, before the subscribes.
+  /// Thread-safe; ordered with deliver() and close().
+  virtual void begin(std::vector<std::string> channels, std::vector<sse::cursor_entry> cursor) = 0;
+
+  /// A subscribe to `channel` is on its way to the channel as the
+  /// connection's request number `request` (net/subscription_table.hpp
+  /// expect(): `id` the client's command id, `since` its position).
+  /// Thread-safe; ordered with deliver() and close().
+  virtual void expect(std::string channel, std::uint64_t request, nlohmann::json id,
+                      std::optional<stream_position> since) = 0;
+
+  /// The client left `channel` (subscription_table::forget()).
+  /// Thread-safe; ordered with deliver() and close().
+  virtual void forget(std::string channel, std::optional<nlohmann::json> unsub_id) = 0;
 };
 
 } // namespace herald::net

@@ -2,10 +2,10 @@
 
 namespace herald::net {
 
-listener::listener(asio::io_context& ioc, tcp::endpoint endpoint, const session_options& opts,
+listener::listener(io_shards& shards, tcp::endpoint endpoint, const session_options& opts,
                    service& svc, const http::static_pages& pages)
-  : ioc_(ioc),
-    acceptor_(asio::make_strand(ioc)),
+  : shards_(shards),
+    acceptor_(asio::make_strand(shards.main())),
     retry_timer_(acceptor_.get_executor()),
     opts_(opts),
     service_(svc),
@@ -31,7 +31,7 @@ void listener::stop() {
 }
 
 void listener::do_accept() {
-  acceptor_.async_accept(asio::make_strand(ioc_),
+  acceptor_.async_accept(shards_.next(),
                          [self = shared_from_this()](beast::error_code ec, tcp::socket s) {
                            self->on_accept(ec, std::move(s));
                          });

@@ -1,5 +1,6 @@
-// listener: accepts TCP connections and gives each its own strand and an
-// http_session. Created by app/server; runs on the io_context threads until
+// listener: accepts TCP connections and hands each, with an http_session, to
+// the next I/O shard in round robin (net/io_shard.hpp); the connection lives
+// on that shard's thread for its life. Created by app/server; runs on the io_context threads until
 // stop(). Accept errors (for example EMFILE at the file limit) are logged by
 // the caller's callback and retried after a short pause; they never stop it.
 // A client address already holding --max-connections-per-ip connections gets
@@ -8,6 +9,7 @@
 
 #include "net/asio.hpp"
 #include "net/connection_limit.hpp"
+#include "net/io_shard.hpp"
 #include "net/http/http_session.hpp"
 #include "net/session_options.hpp"
 
@@ -20,10 +22,11 @@ class service;
 
 class listener : public std::enable_shared_from_this<listener> {
 public:
-  /// Binds and listens on `endpoint` (port 0 picks a free port). Throws
+  /// Binds and listens on `endpoint` (port 0 picks a free port); accepts on
+  /// shard 0 and spreads connections over `shards`. Throws
   /// boost::system::system_error when the address cannot be bound (start-up
   /// only).
-  listener(asio::io_context& ioc, tcp::endpoint endpoint, const session_options& opts,
+  listener(io_shards& shards, tcp::endpoint endpoint, const session_options& opts,
            service& svc, const http::static_pages& pages);
 
   /// Starts accepting. Thread-safe.
@@ -40,7 +43,7 @@ private:
   void do_accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
 
-  asio::io_context& ioc_;
+  io_shards& shards_;
   tcp::acceptor acceptor_;
   asio::steady_timer retry_timer_;
   session_options opts_;

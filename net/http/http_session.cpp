@@ -186,11 +186,8 @@ void http_session::handle(request req) {
       send_error(gate.code, gate.message, false, version);
       return;
     }
-    stream_.expires_never();
-    auto session = std::make_shared<ws::ws_session>(std::move(stream_), opts_, service_);
-    session->set_principal(std::move(gate.who));
-    session->hold(std::move(slot_));
-    session->run(std::move(req));
+    ws::accept_upgrade(std::move(stream_), std::move(req), opts_, service_, std::move(gate.who),
+                       std::move(slot_));
   } else if (where == route::healthz) {
     if (only(bhttp::verb::get))
       send(200, std::string{json_type}, service_.health(), keep, version);

@@ -1,27 +1,30 @@
 // ws_session: one WebSocket client (RFC 6455) speaking the JSON protocol of
-// docs/protocol.md. Created by http_session on an upgrade request to /v1/ws;
-// owns the websocket::stream from then on. Beast enforces the framing rules
-// and answers violations with their close codes (1002 protocol error, 1007
-// invalid UTF-8, 1009 message too big: section 7.4.1); this class adds
-// binary-message refusal (1003), the ping/pong heartbeat, the write timeout
-// and the bounded outbound queue, and the command rate limit: a message that
+// docs/protocol.md.
+//
+// The opening handshake (section 4.2) is Beast's (accept_upgrade below);
+// the open connection's framing is Herald's own (net/ws/frame_codec.hpp): a
+// publication's frame header and payload are encoded once and shared by
+// every subscriber, and queued frames go out in one gathered write with the
+// rest of net/stream_session (queue, high-water mark, write timeout, close).
+// This class adds: the read loop (client frames: masked, fragments, control
+// frames between fragments, UTF-8 text, the message size limit: 1002, 1007,
+// 1009 per section 7.4.1), binary-message refusal (1003), answering pings,
+// the server's ping/pong heartbeat, the close handshake (section 7.1.2:
+// after sending its close frame the server waits up to the close's grace for
+// the client's, then closes TCP), and the command rate limit: a message that
 // finds the token bucket empty is not handed on but answered with an `error`
-// `rate_limited`; --ws-commands-burst such refusals in a row close with 1008. Runs on the socket's strand; deliver() and
-// close() may be called from any thread. It reports on_closed exactly once.
+// `rate_limited`; --ws-commands-burst such refusals in a row close with 1008.
+// While idle a session holds no read buffer: it waits for readability and
+// reads into a buffer on the stack. Runs on its shard's thread; reports
+// on_closed exactly once.
 #pragma once
 
-#include "net/asio.hpp"
 #include "net/auth/policy.hpp"
-#include "net/delivery_service.hpp"
-#include "net/frame_sink.hpp"
-#include "net/outbound_queue.hpp"
-#include "net/session_events.hpp"
-#include "net/session_options.hpp"
+#include "net/stream_session.hpp"
 #include "net/token_bucket.hpp"
+#include "net/ws/frame_codec.hpp"
 
-#include <chrono>
 #include <memory>
-#include <vector>
 
 namespace herald::net {
 class service;
@@ -29,77 +32,57 @@ class service;
 
 namespace herald::net::ws {
 
-class ws_session : public frame_sink,
-                    public delivery_target, public std::enable_shared_from_this<ws_session> {
+/// Performs the opening handshake (RFC 6455 section 4.2.2) for the upgrade
+/// request `req` on `stream` with Beast (a bad handshake is answered by
+/// Beast with 400/426 and closed), then makes a ws_session of the socket, gives
+/// it `who` (the upgrade's authentication) and `slot`, and hands it to
+/// service::open_ws. Call on the stream's shard thread.
+void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body> req,
+                    const session_options& opts, service& svc, auth::principal who,
+                    std::shared_ptr<void> slot);
+
+class ws_session final : public stream_session {
 public:
-  /// @param stream a connected stream whose executor is a strand.
-  ws_session(beast::tcp_stream stream, const session_options& opts, service& svc);
+  /// @param socket a connected socket whose handshake is done, on a shard.
+  ws_session(tcp::socket socket, const session_options& opts);
 
-  /// Performs the upgrade handshake for `req`, then hands the session to
-  /// service::open_ws. Call once, on the strand.
-  void run(bhttp::request<bhttp::string_body> req);
-
-  /// Starts reading client messages and pinging. Call once, on the strand,
-  /// after the connection actor exists.
+  /// Starts reading client messages and pinging. Call once, on the shard's
+  /// thread, after the connection actor exists.
   void start(std::shared_ptr<session_events> events);
 
-  /// Keeps `token` (the connection's per-address slot, net/connection_limit.hpp)
-  /// until this session is destroyed.
-  void hold(std::shared_ptr<void> token) { slot_ = std::move(token); }
-
-  // -- frame_sink (any thread); the prefix is ignored for WebSocket --------
-
-  void deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0) override;
-  void close(close_request req) override;
-
-  const std::string& peer() const noexcept { return peer_; }
-
-  /// delivery_target: a batched delivery, on the I/O thread.
-  void on_batched_delivery(std::string, frame body, std::int64_t accepted_ns) override {
-    on_deliver(std::move(body), accepted_ns);
-  }
-
-  /// Who the upgrade request authenticated as (docs/auth.md); set by
-  /// http_session before run(), read by service::open_ws.
+  /// Who the upgrade request authenticated as (docs/auth.md); read by
+  /// service::open_ws.
   void set_principal(auth::principal who) { principal_ = std::move(who); }
   const auth::principal& principal() const noexcept { return principal_; }
 
 private:
-  void on_accept(beast::error_code ec);
-  void do_read();
-  void on_read(beast::error_code ec, std::size_t bytes);
-  void on_deliver(frame body, std::int64_t accepted_ns);
-  void on_close(close_request req);
-  void do_write();
-  void on_write(beast::error_code ec, std::size_t bytes);
-  void do_close();
-  void arm_heartbeat();
-  void arm_write_timer();
-  void finish(close_reason reason);
+  // subscription_table::output
+  void write_publication(const publication& p, std::string id_line,
+                         std::int64_t accepted_ns) override;
+  void write_message(std::string id_line, std::string body) override;
+  // stream_session
+  void push_message(std::string prefix, frame message, std::int64_t accepted_ns) override;
+  void push_final(close_request& req) override;
+  void on_final_written() override;
+  void on_finished() override;
 
-  websocket::stream<beast::tcp_stream> ws_;
-  delivery_service* batch_ = nullptr; ///< set when the io_context batches deliveries
-  session_options opts_;
-  service& service_;
-  outbound_queue queue_;
-  std::vector<std::string_view> views_;
-  std::shared_ptr<session_events> events_;
-  beast::flat_buffer read_buf_;
+  void do_read();
+  void on_readable(beast::error_code ec);
+  /// Handles one parsed event; false when reading must stop.
+  bool on_event(frame_parser::result r);
+  void on_text(std::string message);
+  void arm_heartbeat();
+  /// Queues a control frame (ping, pong) with `payload` (<= 125 bytes).
+  void push_control(opcode op, std::string_view payload);
+
+  frame_parser parser_;
   asio::steady_timer heartbeat_timer_;
-  asio::steady_timer write_timer_;
-  std::chrono::steady_clock::time_point write_started_;
-  std::string peer_;
   auth::principal principal_;
-  websocket::close_reason close_frame_;
-  close_reason closing_reason_ = close_reason::client;
-  bool awaiting_pong_ = false;
-  bool write_timer_armed_ = false;
-  bool closing_ = false;
-  bool close_sent_ = false;
-  bool closed_ = false;
-  std::shared_ptr<void> slot_; ///< per-address connection count
-  token_bucket commands_;      ///< --ws-commands-per-second, --ws-commands-burst
+  token_bucket commands_;          ///< --ws-commands-per-second, --ws-commands-burst
   std::size_t refused_in_row_ = 0; ///< commands refused as rate_limited in a row
+  bool awaiting_pong_ = false;
+  bool peer_closed_ = false;       ///< the client's close frame arrived
+  bool reading_ = true;            ///< false after a close or a framing error
 };
 
 } // namespace herald::net::ws

@@ -59,7 +59,10 @@ struct fixture : test_coordinator_fixture<> {
   }
 
   channel_state& state() { return deref<caf::stateful_actor<channel_state>>(ch).state; }
-  sub_state& sub(const caf::actor& a) { return deref<caf::stateful_actor<sub_state>>(a).state; }
+  test::recorder& sub(const caf::actor& a) { return *deref<caf::stateful_actor<sub_state>>(a).state.rec; }
+  std::shared_ptr<net::subscriber_sink> sink_of(const caf::actor& a) {
+    return deref<caf::stateful_actor<sub_state>>(a).state.rec;
+  }
 
   void publish(int n) {
     for (int i = 0; i < n; ++i)
@@ -70,7 +73,7 @@ struct fixture : test_coordinator_fixture<> {
   caf::actor subscribe(std::optional<net::stream_position> since = std::nullopt) {
     auto s = sys.spawn(subscriber);
     spawned.push_back(s);
-    self->send(ch, subscribe_atom_v, subscribe_request{"stream:42", s, since});
+    self->send(ch, subscribe_atom_v, subscribe_request{"stream:42", s, since, 0, sink_of(s)});
     sched.run();
     return s;
   }
@@ -189,7 +192,7 @@ CAF_TEST(the answer comes before any live publication) {
   spawned.push_back(s);
   // Subscribe and publish back to back: the channel handles them in order,
   // so the subscriber sees the answer, then offset 2.
-  self->send(ch, subscribe_atom_v, subscribe_request{"stream:42", s, net::stream_position{"ep1", 0}});
+  self->send(ch, subscribe_atom_v, subscribe_request{"stream:42", s, net::stream_position{"ep1", 0}, 0, sink_of(s)});
   self->send(ch, publish_atom_v, ticket("stream:42", "withdrawn", &offsets), std::size_t{0});
   sched.run();
   CAF_REQUIRE_EQUAL(sub(s).answers.size(), 1u);
@@ -206,6 +209,24 @@ CAF_TEST(unsubscribe stops delivery) {
   publish(1);
   CAF_CHECK_EQUAL(sub(a).pubs.size(), 1u);
   CAF_CHECK_EQUAL(state().subscribers.size(), 0u);
+}
+
+CAF_TEST(a subscriber that leaves releases its session at once) {
+  // The channel's fan-out lists hold the sessions (and so their sockets and
+  // connection slots): leaving must not wait for the next publication.
+  auto s = sys.spawn(subscriber);
+  spawned.push_back(s);
+  auto session = std::make_shared<test::recorder>();
+  std::weak_ptr<test::recorder> weak = session;
+  self->send(ch, subscribe_atom_v, subscribe_request{"stream:42", s, std::nullopt, 0, session});
+  session.reset();
+  sched.run();
+  publish(1); // builds the fan-out lists
+  CAF_REQUIRE(!weak.expired());
+  CAF_CHECK_EQUAL(weak.lock()->pubs.size(), 1u);
+  self->send(ch, unsub_atom_v, s);
+  sched.run();
+  CAF_CHECK(weak.expired());
 }
 
 CAF_TEST(a dead subscriber is dropped) {

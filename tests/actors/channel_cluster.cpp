@@ -62,12 +62,15 @@ struct fixture : test_coordinator_fixture<> {
 
   gw_state& gateway() { return deref<caf::stateful_actor<gw_state>>(gw).state; }
   channel_state& state() { return deref<caf::stateful_actor<channel_state>>(ch).state; }
-  sub_state& sub(const caf::actor& a) { return deref<caf::stateful_actor<sub_state>>(a).state; }
+  test::recorder& sub(const caf::actor& a) { return *deref<caf::stateful_actor<sub_state>>(a).state.rec; }
+  std::shared_ptr<net::subscriber_sink> sink_of(const caf::actor& a) {
+    return deref<caf::stateful_actor<sub_state>>(a).state.rec;
+  }
 
   caf::actor subscribe(std::optional<net::stream_position> since = std::nullopt) {
     auto s = sys.spawn(subscriber);
     spawned.push_back(s);
-    self->send(ch, subscribe_atom_v, subscribe_request{"stream:7", s, since});
+    self->send(ch, subscribe_atom_v, subscribe_request{"stream:7", s, since, 0, sink_of(s)});
     sched.run();
     return s;
   }

@@ -34,7 +34,10 @@ struct fixture : test_coordinator_fixture<> {
   }
 
   registry_state& state() { return deref<caf::stateful_actor<registry_state>>(reg).state; }
-  sub_state& sub(const caf::actor& a) { return deref<caf::stateful_actor<sub_state>>(a).state; }
+  test::recorder& sub(const caf::actor& a) { return *deref<caf::stateful_actor<sub_state>>(a).state.rec; }
+  std::shared_ptr<net::subscriber_sink> sink_of(const caf::actor& a) {
+    return deref<caf::stateful_actor<sub_state>>(a).state.rec;
+  }
 
   void publish(std::vector<std::string> channels) {
     net::http::publish_request req{std::move(channels), "paused", "{}"};
@@ -65,7 +68,7 @@ CAF_TEST(subscribe goes to the same channel actor as publish) {
   publish({"stream:1"});
   auto s = sys.spawn(subscriber);
   spawned.push_back(s);
-  self->send(reg, subscribe_atom_v, subscribe_request{"stream:1", s, std::nullopt});
+  self->send(reg, subscribe_atom_v, subscribe_request{"stream:1", s, std::nullopt, 0, sink_of(s)});
   sched.run();
   publish({"stream:1"});
   CAF_REQUIRE_EQUAL(sub(s).answers.size(), 1u);
@@ -84,7 +87,7 @@ CAF_TEST(an idle channel is stopped and comes back with a new epoch) {
   auto s = sys.spawn(subscriber);
   spawned.push_back(s);
   self->send(reg, subscribe_atom_v,
-             subscribe_request{"stream:1", s, net::stream_position{"e1", 1}});
+             subscribe_request{"stream:1", s, net::stream_position{"e1", 1}, 0, sink_of(s)});
   sched.run();
   CAF_REQUIRE_EQUAL(sub(s).answers.size(), 1u);
   CAF_CHECK_EQUAL(sub(s).answers[0].position.epoch, "e2");

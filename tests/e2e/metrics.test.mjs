@@ -167,16 +167,18 @@ describe("GET /metrics", { timeout: 90_000 }, () => {
     assert.equal(d(m2, "herald_deliveries_total", ws), PUBLICATIONS * subscribers.ws);
     const sseBytesRead = sseClients.reduce((sum, c, i) => sum + c.bytes() - bytesBefore[i], 0);
     assert.equal(d(m2, "herald_bytes_written_total", sse), sseBytesRead, "SSE bytes written = bytes the clients read");
-    // WebSocket: payload bytes, i.e. the publication messages' text.
-    const wsText = wsClients.reduce(
+    // WebSocket: bytes on the wire, i.e. each publication message's text plus
+    // its RFC 6455 frame header (2 bytes up to 125 bytes of payload, 4 up to 65535).
+    const frameBytes = (n) => n + (n < 126 ? 2 : n < 65536 ? 4 : 10);
+    const wsWire = wsClients.reduce(
       (sum, c) =>
         sum +
         publicationsOf(c, CHANNEL)
           .filter((p) => p.event === "n")
-          .reduce((s, p) => s + Buffer.byteLength(JSON.stringify(p)), 0),
+          .reduce((s, p) => s + frameBytes(Buffer.byteLength(JSON.stringify(p))), 0),
       0,
     );
-    assert.equal(d(m2, "herald_bytes_written_total", ws), wsText, "WebSocket payload bytes written");
+    assert.equal(d(m2, "herald_bytes_written_total", ws), wsWire, "WebSocket bytes written (frames)");
     // One publish-to-write observation per live delivery, each under 1 s here.
     const count = "herald_publish_to_write_seconds_count";
     assert.equal(m2.get(count) - m1.get(count), PUBLICATIONS * 5);

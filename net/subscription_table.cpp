@@ -1,0 +1,183 @@
+#include "net/subscription_table.hpp"
+
+#include "net/errors.hpp"
+#include "net/sse/encoder.hpp"
+#include "net/ws/protocol.hpp"
+
+#include <algorithm>
+
+namespace herald::net {
+
+subscription_table::entry* subscription_table::find(const std::string& channel) noexcept {
+  for (auto& e : entries_)
+    if (e.channel == channel)
+      return &e;
+  return nullptr;
+}
+
+void subscription_table::begin(const std::vector<std::string>& channels,
+                               const std::vector<sse::cursor_entry>& cursor) {
+  for (const auto& name : channels) {
+    entry e;
+    e.channel = name;
+    e.hash = sse::channel_hash(name);
+    for (const auto& c : cursor)
+      if (c.channel_hash == e.hash)
+        e.since = c.position;
+    entries_.push_back(std::move(e));
+  }
+  waiting_ = entries_.size();
+}
+
+void subscription_table::expect(const std::string& channel, std::uint64_t request,
+                                nlohmann::json id, std::optional<stream_position> since) {
+  entry* e = find(channel);
+  if (e == nullptr) {
+    entries_.emplace_back();
+    e = &entries_.back();
+    e->channel = channel;
+    e->hash = sse::channel_hash(channel);
+  }
+  e->request = request;
+  e->id = std::move(id);
+  e->since = std::move(since);
+  e->active = false;
+  e->position = {};
+}
+
+void subscription_table::forget(const std::string& channel,
+                                std::optional<nlohmann::json> unsub_id) {
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const entry& e) { return e.channel == channel; });
+  if (it != entries_.end()) {
+    if (!it->active && kind_ == transport::ws)
+      // The subscribe is still on its way: it ends here, and says so.
+      out_.write_message({}, ws::encode_error(it->id, errc::cancelled,
+                                              "unsubscribed before the subscription completed",
+                                              channel));
+    entries_.erase(it);
+  }
+  if (unsub_id)
+    out_.write_message({}, ws::encode_unsubscribed(*unsub_id, channel));
+}
+
+std::string subscription_table::cursor() const {
+  std::string out;
+  out.reserve(entries_.size() * 32);
+  for (const auto& e : entries_) {
+    if (!e.active)
+      continue;
+    if (!out.empty())
+      out.push_back('_');
+    sse::append_entry(out, {e.hash, e.position});
+  }
+  return out;
+}
+
+std::string subscription_table::id_line() const {
+  std::string out;
+  out.reserve(6 + entries_.size() * 48);
+  out += "id: ";
+  const auto start = out.size();
+  for (const auto& e : entries_) {
+    if (!e.active)
+      continue;
+    if (out.size() != start)
+      out.push_back('_');
+    sse::append_entry(out, {e.hash, e.position});
+  }
+  out.push_back('\n');
+  return out;
+}
+
+void subscription_table::gap(const entry& e, std::string_view reason) {
+  if (kind_ == transport::sse) {
+    out_.write_message(id_line(), sse::encode_gap(e.channel, reason));
+  } else {
+    nlohmann::json j{{"op", "gap"}, {"channel", e.channel}, {"reason", reason}};
+    out_.write_message({}, j.dump());
+  }
+}
+
+void subscription_table::deliver(entry& e, const publication& p, bool live) {
+  if (p.epoch != e.position.epoch) {
+    // The channel's history was lost and restarted (cluster mode: the
+    // channel expired in Redis): offsets count anew. Say so, then go on.
+    e.position = {p.epoch, p.offset - 1};
+    gap(e, "epoch_changed");
+  }
+  if (p.offset <= e.position.offset)
+    return; // already written (the recovery seam)
+  if (p.offset > e.position.offset + 1) {
+    // Never expected inside one channel actor's lifetime; never silent.
+    e.position.offset = p.offset - 1;
+    gap(e, "missed_publications");
+  }
+  e.position.offset = p.offset;
+  metrics::delivered(kind_);
+  out_.write_publication(p, kind_ == transport::sse ? id_line() : std::string{},
+                         live ? p.accepted_ns : 0);
+}
+
+// Sets the position a subscription starts from: where the client was when
+// the channel replays, the channel's head otherwise.
+void subscription_table::take_position(entry& e, const subscription_answer& a) {
+  e.active = true;
+  e.position.epoch = a.position.epoch;
+  e.position.offset = (e.since && a.recovered) ? e.since->offset : a.position.offset;
+}
+
+void subscription_table::emit_answer(entry& e, const subscription_answer& a) {
+  if (kind_ == transport::ws) {
+    out_.write_message({}, ws::encode_subscribed(e.id, a.channel, a.position,
+                                                 e.since.has_value() && a.recovered, a.reason));
+    e.id = nullptr;
+  } else if (e.since && !a.recovered) {
+    gap(e, a.reason);
+  }
+  if (e.since)
+    metrics::recovery(a.recovered);
+  for (const auto& p : a.replay)
+    deliver(e, *p, false);
+  e.since.reset();
+}
+
+void subscription_table::on_answer(const subscription_answer& a) {
+  entry* e = find(a.channel);
+  if (e == nullptr || e->active || (e->request != 0 && e->request != a.request))
+    return; // a stale answer: the subscribe was cancelled or renewed
+  if (waiting_ == 0) {
+    take_position(*e, a);
+    emit_answer(*e, a);
+    return;
+  }
+  // SSE: hold the answers until every channel of the request answered.
+  answered_.push_back(a);
+  e->request = ~std::uint64_t{0}; // answered: a second answer is stale
+  if (--waiting_ > 0)
+    return;
+  // Positions first, so that every id line written below names every channel.
+  for (const auto& r : answered_)
+    take_position(*find(r.channel), r);
+  for (const auto& r : answered_)
+    emit_answer(*find(r.channel), r);
+  answered_.clear();
+  answered_.shrink_to_fit();
+  auto held = std::move(held_);
+  held_.clear();
+  for (const auto& p : held)
+    on_publication(p);
+}
+
+void subscription_table::on_publication(const publication_ptr& p) {
+  if (waiting_ > 0) {
+    held_.push_back(p);
+    return;
+  }
+  entry* e = find(p->channel);
+  if (e == nullptr || !e->active)
+    return; // not (yet) subscribed: the channel's answer sets the position
+  deliver(*e, *p, true);
+}
+
+} // namespace herald::net
