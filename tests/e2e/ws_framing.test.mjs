@@ -1,0 +1,130 @@
+// The open WebSocket connection's framing (RFC 6455), which Herald writes and
+// parses itself after Beast's handshake (net/ws/frame_codec, net/ws/ws_session):
+// raw clients send frames byte by byte, split, fragmented, with control frames
+// in between, and break each rule; the `ws` package checks what Herald writes
+// (a publication frame shared by many subscribers, large payloads, many frames
+// in one gathered write). A bystander must keep receiving through all of it.
+
+import assert from "node:assert/strict";
+import { after, before, describe, test } from "node:test";
+
+import { awaitBackgroundStops, publishOk, startHerald, stopInBackground } from "./lib/herald.mjs";
+import { encodeFrame, publicationsOf, rawWsConnect, wsConnect, wsStillReceives, wsSubscribe } from "./lib/ws.mjs";
+
+const TEST_TIMEOUT = 20_000;
+const MAX_MESSAGE = 4096;
+
+after(() => awaitBackgroundStops());
+
+describe("WebSocket framing", () => {
+  let h;
+  let bystander;
+  const BYSTANDER = "stream:framing-bystander";
+  const raws = [];
+  const raw = async () => {
+    const r = await rawWsConnect(h.port);
+    raws.push(r);
+    return r;
+  };
+
+  before(async () => {
+    h = await startHerald([`--max-ws-message-bytes=${MAX_MESSAGE}`, "--io-threads=2", "--max-publish-bytes=200000"]);
+    bystander = await wsConnect(h.url);
+    await wsSubscribe(bystander, BYSTANDER);
+  });
+  after(async () => {
+    for (const r of raws) r.destroy();
+    await bystander?.close();
+    stopInBackground(h);
+  });
+
+  test("a command sent one byte per write is parsed and answered", { timeout: TEST_TIMEOUT }, async () => {
+    const r = await raw();
+    const bytes = encodeFrame({ opcode: 1, payload: JSON.stringify({ op: "ping", id: "slow" }) });
+    for (const b of bytes) {
+      r.write(Buffer.from([b]));
+      await new Promise((res) => setTimeout(res, 2));
+    }
+    const pong = await r.frames.until((items) => items.find((f) => f.json?.op === "pong"), { what: "pong" });
+    assert.equal(pong.json.id, "slow");
+    assert.equal(pong.masked, false, "server frames are never masked");
+  });
+
+  test("several commands in one write, a fragmented one with a ping between its fragments", { timeout: TEST_TIMEOUT }, async () => {
+    const r = await raw();
+    const text = JSON.stringify({ op: "ping", id: "frag" });
+    r.write(
+      Buffer.concat([
+        encodeFrame({ opcode: 1, payload: JSON.stringify({ op: "ping", id: 1 }) }),
+        encodeFrame({ opcode: 1, fin: false, payload: Buffer.from(text.slice(0, 5)) }),
+        encodeFrame({ opcode: 9, payload: Buffer.from("are you there") }),
+        encodeFrame({ opcode: 0, fin: false, payload: Buffer.from(text.slice(5, 12)) }),
+        encodeFrame({ opcode: 0, payload: Buffer.from(text.slice(12)) }),
+        encodeFrame({ opcode: 1, payload: JSON.stringify({ op: "ping", id: 2 }) }),
+      ]),
+    );
+    await r.frames.until((items) => (items.filter((f) => f.json?.op === "pong").length >= 3 ? true : null), { what: "3 pongs" });
+    const ids = r.frames.items.filter((f) => f.json?.op === "pong").map((f) => f.json.id);
+    assert.deepEqual(ids, [1, "frag", 2]);
+    const pong = r.frames.items.find((f) => f.opcode === 10);
+    assert.ok(pong, "a protocol pong answers the ping");
+    assert.equal(pong.payload.toString(), "are you there");
+  });
+
+  for (const [name, frame, code] of [
+    ["invalid UTF-8 in a text message", { opcode: 1, payload: Buffer.from([0x7b, 0xc3, 0x28, 0x7d]) }, 1007],
+    ["an unmasked client frame", { opcode: 1, mask: false, payload: Buffer.from("{}") }, 1002],
+    ["a reserved opcode", { opcode: 3, payload: Buffer.from("x") }, 1002],
+    ["a continuation without a message", { opcode: 0, payload: Buffer.from("x") }, 1002],
+    ["a fragmented ping", { opcode: 9, fin: false, payload: Buffer.from("x") }, 1002],
+    ["a close frame with a 1-byte payload", { opcode: 8, payload: Buffer.from([3]) }, 1002],
+    ["a close frame with code 1005", { opcode: 8, payload: Buffer.from([0x03, 0xed]) }, 1002],
+    ["a message over --max-ws-message-bytes announced by its header", { opcode: 1, payload: Buffer.alloc(10), declaredLength: MAX_MESSAGE + 1 }, 1009],
+  ]) {
+    test(`${name}: close ${code}, then the connection ends`, { timeout: TEST_TIMEOUT }, async () => {
+      const r = await raw();
+      r.sendFrame(frame);
+      const { code: got, ended } = await r.closeCode();
+      assert.equal(got, code);
+      await r.ended;
+      assert.ok(ended === null || typeof ended === "string");
+      await wsStillReceives(h.url, bystander, BYSTANDER);
+    });
+  }
+
+  test("the client's close is echoed with its code and the server ends the connection", { timeout: TEST_TIMEOUT }, async () => {
+    const r = await raw();
+    const payload = Buffer.concat([Buffer.from([0x0f, 0xa0]), Buffer.from("bye")]); // 4000 "bye"
+    r.sendFrame({ opcode: 8, payload });
+    const { code } = await r.closeCode();
+    assert.equal(code, 4000);
+    assert.ok(["end", "close"].includes(await r.ended));
+  });
+
+  test("publications: one shared frame per publication, large payloads, bursts written together", { timeout: TEST_TIMEOUT }, async () => {
+    const channel = "stream:framing-burst";
+    const clients = [];
+    for (let i = 0; i < 20; i++) {
+      const c = await wsConnect(h.url);
+      await wsSubscribe(c, channel);
+      clients.push(c);
+    }
+    // 7-bit, 16-bit and 64-bit payload lengths (RFC 6455 section 5.2).
+    const sizes = [10, 200, 30_000, 100_000, 5];
+    for (const n of sizes) await publishOk(h.url, { channels: [channel], event: "big", data: { s: "x".repeat(n) } });
+    for (let i = 0; i < 200; i++) publishOk(h.url, { channels: [channel], event: "burst", data: { i } });
+    for (const c of clients) {
+      const pubs = await c.inbox.until(
+        (items) => {
+          const p = publicationsOf(c, channel);
+          return p.length >= sizes.length + 200 ? p : null;
+        },
+        { what: "every publication", timeoutMs: 15_000 },
+      );
+      assert.deepEqual(pubs.map((p) => p.offset), Array.from({ length: sizes.length + 200 }, (_, i) => i + 1));
+      assert.deepEqual(pubs.slice(0, sizes.length).map((p) => p.data.s.length), sizes);
+    }
+    for (const c of clients) await c.close();
+    await wsStillReceives(h.url, bystander, BYSTANDER);
+  });
+});
