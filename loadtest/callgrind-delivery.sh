@@ -36,7 +36,7 @@ run() {
   rm -f "$out"
   valgrind --tool=callgrind --callgrind-out-file="$out" "$herald" --port=0 --host=127.0.0.1 \
     --insecure --max-connections-per-ip=0 --scheduler.max-threads=1 --io-threads=1 \
-    --log-level=warn >"$log" 2>&1 &
+    >"$log" 2>&1 &
   pid=$!
   local port=
   for _ in $(seq 1 600); do

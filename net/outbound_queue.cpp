@@ -4,6 +4,17 @@
 
 namespace herald::net {
 
+namespace {
+// Vectors above this capacity are released once empty (a burst is over).
+constexpr std::size_t keep_capacity = 64;
+
+template <class T>
+void release_if_large(std::vector<T>& v) {
+  if (v.empty() && v.capacity() > keep_capacity)
+    std::vector<T>{}.swap(v);
+}
+} // namespace
+
 outbound_queue::~outbound_queue() {
   if (bytes_ > 0)
     metrics::outbound_bytes(-static_cast<std::int64_t>(bytes_));
@@ -25,29 +36,40 @@ outbound_queue::watermark outbound_queue::push(std::string prefix, frame body,
 
 std::size_t outbound_queue::begin_write(std::vector<std::string_view>& out,
                                         std::size_t max_items, std::size_t max_bytes) {
-  std::size_t n = 0, total = 0;
-  for (auto& it : items_) {
-    if (n == max_items || (n > 0 && total + it.size() > max_bytes))
+  std::size_t total = 0;
+  while (head_ < items_.size() && flight_.size() < max_items) {
+    auto& it = items_[head_];
+    if (!flight_.empty() && total + it.size() > max_bytes)
       break;
+    total += it.size();
+    flight_.push_back(std::move(it));
+    ++head_;
+  }
+  if (head_ == items_.size()) {
+    items_.clear();
+    head_ = 0;
+  } else if (head_ >= 256 && head_ * 2 >= items_.size()) {
+    items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+    head_ = 0;
+  }
+  for (const auto& it : flight_) {
     if (!it.prefix.empty())
       out.emplace_back(it.prefix);
     out.emplace_back(*it.body);
-    total += it.size();
-    ++n;
   }
-  in_flight_ = n;
-  return n;
+  return flight_.size();
 }
 
 outbound_queue::watermark outbound_queue::complete_write(std::int64_t now_ns) {
   std::size_t done = 0;
-  for (; in_flight_ > 0; --in_flight_) {
-    const auto& front = items_.front();
-    if (now_ns != 0 && front.accepted_ns != 0)
-      metrics::observe(metrics::histogram::publish_to_write, now_ns - front.accepted_ns);
-    done += front.size();
-    items_.pop_front();
+  for (const auto& it : flight_) {
+    if (now_ns != 0 && it.accepted_ns != 0)
+      metrics::observe(metrics::histogram::publish_to_write, now_ns - it.accepted_ns);
+    done += it.size();
   }
+  flight_.clear();
+  release_if_large(flight_);
+  release_if_large(items_);
   bytes_ -= done;
   metrics::outbound_bytes(-static_cast<std::int64_t>(done));
   if (above_ && bytes_ <= hwm_ / 2) {
@@ -59,10 +81,11 @@ outbound_queue::watermark outbound_queue::complete_write(std::int64_t now_ns) {
 
 void outbound_queue::drop_pending() {
   std::size_t dropped = 0;
-  while (items_.size() > in_flight_) {
-    dropped += items_.back().size();
-    items_.pop_back();
-  }
+  for (auto i = head_; i < items_.size(); ++i)
+    dropped += items_[i].size();
+  items_.clear();
+  head_ = 0;
+  release_if_large(items_);
   bytes_ -= dropped;
   metrics::outbound_bytes(-static_cast<std::int64_t>(dropped));
 }

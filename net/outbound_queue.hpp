@@ -13,7 +13,6 @@
 
 #include <cstddef>
 #include <cstdint>
-#include <deque>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -51,10 +50,10 @@ public:
   /// Drops every item not in flight (used when closing).
   void drop_pending();
 
-  bool empty() const noexcept { return items_.empty(); }
-  bool writing() const noexcept { return in_flight_ > 0; }
+  bool empty() const noexcept { return pending() == 0 && flight_.empty(); }
+  bool writing() const noexcept { return !flight_.empty(); }
   /// Items queued and not in flight.
-  std::size_t pending() const noexcept { return items_.size() - in_flight_; }
+  std::size_t pending() const noexcept { return items_.size() - head_; }
   /// Bytes queued, in flight included.
   std::size_t bytes() const noexcept { return bytes_; }
   bool above_high_water_mark() const noexcept { return above_; }
@@ -67,8 +66,14 @@ private:
     std::int64_t accepted_ns; ///< 0: not a publication
     std::size_t size() const noexcept { return prefix.size() + body->size(); }
   };
-  std::deque<item> items_;
-  std::size_t in_flight_ = 0;
+  /// Waiting items are items_[head_..]; the write in flight owns its items in
+  /// flight_, which nothing touches until complete_write(), so the buffers
+  /// handed to the socket stay valid however items_ grows (a short prefix
+  /// lives inside its item). Two vectors: an idle connection's queue holds no
+  /// memory at all (a std::deque holds ~600 bytes even when empty).
+  std::vector<item> items_;
+  std::size_t head_ = 0;
+  std::vector<item> flight_;
   std::size_t bytes_ = 0;
   std::size_t hwm_;
   bool above_ = false;

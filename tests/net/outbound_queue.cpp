@@ -301,3 +301,28 @@ TEST_CASE("drop_pending above the mark: the next write reports back_to_low",
   CHECK(q.complete_write() == wm::back_to_low);
   CHECK(q.bytes() == 0);
 }
+
+TEST_CASE("the buffers of the write in flight stay valid while the queue grows",
+          "[outbound_queue][write]") {
+  // A short prefix (a WebSocket frame header) lives inside its item: pushing
+  // more items must not move the items of the write in flight.
+  outbound_queue q{1 << 20};
+  q.push(std::string("\\x81\\x05"), make_frame("hello"));
+  std::vector<std::string_view> views;
+  REQUIRE(q.begin_write(views, 16, 1 << 20) == 1u);
+  for (int i = 0; i < 1000; ++i)
+    q.push(std::string("ab"), make_frame(std::to_string(i)));
+  REQUIRE(views.size() == 2u);
+  CHECK(views[0] == "\\x81\\x05");
+  CHECK(views[1] == "hello");
+  q.complete_write();
+  CHECK(q.pending() == 1000u);
+  views.clear();
+  CHECK(q.begin_write(views, 256, 1 << 20) == 256u);
+  CHECK(views[0] == "ab");
+  CHECK(views[1] == "0");
+  q.complete_write();
+  q.drop_pending();
+  CHECK(q.empty());
+  CHECK(q.bytes() == 0u);
+}
