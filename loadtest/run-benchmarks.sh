@@ -1,33 +1,63 @@
 #!/usr/bin/env bash
-# Benchmarks Herald against herald-baseline with herald-loadtest and writes
-# docs/benchmarks.md (date, machine, exact commands, figures).
+# Benchmarks Herald against herald-baseline with herald-loadtest and writes a
+# report (date, machine, exact commands, figures), by default
+# docs/benchmarks/single-instance.md; docs/benchmarks.md is the hand-written
+# summary and is never written by this script.
 #
-# Not part of the tests: it takes about 15 minutes and keeps both cores busy.
+# Not part of the tests: it takes about 30 minutes and keeps both cores busy.
 # Every run gets a fresh server on a free loopback port, pinned with taskset
-# to core 1 while the generator (parent + workers) is pinned to core 0, so
-# neither steals the other's CPU. Herald runs with one CAF scheduler thread
-# and one I/O thread to match its core. The baseline (loadtest/
-# baseline_server.cpp) speaks SSE only and ignores channels, so it is run for
-# the SSE presets where "every connection gets every publication" holds
-# (idle and fanout).
+# to core SERVER_CPU while the generator (parent + workers) is pinned to core
+# GEN_CPU, so neither steals the other's CPU. Pinned Herald runs use one CAF
+# scheduler thread and one I/O thread to match their core. One run,
+# fanout-max-unpinned-sse-herald, uses both cores: Herald with
+# --io-threads=2 and its other defaults, the generator not pinned either.
+#
+# The baseline (loadtest/baseline_server.cpp) speaks SSE and WebSocket and
+# ignores channels (every connection gets every publication), so it is run
+# for the single-channel presets, on both transports: idle, fanout at
+# FANOUT_RATE, fanout at 10/s, a lone publication, find-max.
+#
+# The report starts with the targets of issue #10, each computed from the
+# JSON results of the runs it needs (a target whose runs were skipped with
+# ONLY says so): server CPU per delivery, 10/s and lone-publication p99
+# against the baseline, the second core's gain, RSS per idle connection at
+# BIG_CONNECTIONS, time to open CONNECTIONS WebSocket connections.
+#
+# BEFORE=/path/to/an/older/herald also runs the fanout10-*, lone-* and
+# idle-big-* presets (SSE and WebSocket) with that binary, pinned and with
+# the same options, named *-before (e.g. fanout10-sse-before), right after
+# the current Herald's run; the report then shows both side by side.
 #
 # usage: loadtest/run-benchmarks.sh [OUTPUT.md]
 #   env: CONNECTIONS (10000), BIG_CONNECTIONS (19000), FANOUT_RATE (publications/s, 2),
-#        FANOUT_PUBLICATIONS (60), SERVER_CPU (1), GEN_CPU (0), BUILD (build dir),
-#        ONLY (a regex: run only the benchmarks whose name matches)
+#        FANOUT_PUBLICATIONS (60), FANOUT10_PUBLICATIONS (100, at 10/s),
+#        LONE_PUBLICATIONS (10, at 0.5/s), IDLE_RAMP_RATE (new connections/s in the
+#        idle-sse-* and idle-ws-* runs, 100000: as fast as the generator can, so the
+#        server sets the time to open them; herald-loadtest's own default is 2000/s),
+#        FIND_MAX_RATE (first step, 2), FIND_MAX_STEP_FACTOR (1.125: 4 steps = 1.6x),
+#        FIND_MAX_STEP_SECONDS (5), SERVER_CPU (1), GEN_CPU (0), BUILD (build dir),
+#        BEFORE (an older herald binary), ONLY (a regex: run only the benchmarks
+#        whose name matches)
 # needs: a build (cmake --build build), taskset (util-linux), python3.
 set -euo pipefail
 
 root=$(cd "$(dirname "$0")/.." && pwd)
 build=${BUILD:-$root/build}
 bin=$build/bin
-out=${1:-$root/docs/benchmarks.md}
+out=${1:-$root/docs/benchmarks/single-instance.md}
 N=${CONNECTIONS:-10000}
 BIG=${BIG_CONNECTIONS:-19000}
 FANOUT_RATE=${FANOUT_RATE:-2}
 FANOUT_PUBLICATIONS=${FANOUT_PUBLICATIONS:-60}
+FANOUT10_PUBLICATIONS=${FANOUT10_PUBLICATIONS:-100}
+LONE_PUBLICATIONS=${LONE_PUBLICATIONS:-10}
+IDLE_RAMP_RATE=${IDLE_RAMP_RATE:-100000}
+FIND_MAX_RATE=${FIND_MAX_RATE:-2}
+FIND_MAX_STEP_FACTOR=${FIND_MAX_STEP_FACTOR:-1.125}
+FIND_MAX_STEP_SECONDS=${FIND_MAX_STEP_SECONDS:-5}
 SERVER_CPU=${SERVER_CPU:-1}
 GEN_CPU=${GEN_CPU:-0}
+BEFORE=${BEFORE:-}
 SOURCES=127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4
 
 for tool in taskset python3; do
@@ -36,6 +66,10 @@ done
 for b in herald herald-baseline herald-loadtest; do
   [[ -x $bin/$b ]] || { echo "run-benchmarks: $bin/$b missing: build first" >&2; exit 1; }
 done
+if [[ -n $BEFORE ]]; then
+  [[ -x $BEFORE ]] || { echo "run-benchmarks: BEFORE=$BEFORE is not an executable" >&2; exit 1; }
+  BEFORE=$(cd "$(dirname "$BEFORE")" && pwd)/$(basename "$BEFORE")
+fi
 
 work=$(mktemp -d)
 server_pid=
@@ -48,20 +82,30 @@ cleanup() {
 }
 trap cleanup EXIT
 
-# start_server herald|herald-unpinned|baseline: sets server_pid and server_port.
-# herald-unpinned: no taskset, Herald's default threads (one CAF worker per
-# core, one I/O thread): what the second core adds.
+herald_common=(--port=0 --host=127.0.0.1 --insecure --max-connections-per-ip=0)
+herald_pinned=("${herald_common[@]}" --scheduler.max-threads=1 --io-threads=1)
+
+# server_command KIND: sets srv, the command line of that server.
+#   herald           the current build, pinned, one scheduler thread and one I/O thread
+#   before           $BEFORE, the same way
+#   herald-unpinned  the current build on both cores: --io-threads=2, other options default
+#   baseline         herald-baseline, pinned
+server_command() {
+  case $1 in
+    herald) srv=(taskset -c "$SERVER_CPU" "$bin/herald" "${herald_pinned[@]}") ;;
+    before) srv=(taskset -c "$SERVER_CPU" "$BEFORE" "${herald_pinned[@]}") ;;
+    herald-unpinned) srv=("$bin/herald" "${herald_common[@]}" --io-threads=2) ;;
+    baseline) srv=(taskset -c "$SERVER_CPU" "$bin/herald-baseline" 0 127.0.0.1) ;;
+    *) echo "run-benchmarks: unknown server kind $1" >&2; exit 1 ;;
+  esac
+}
+
+# start_server KIND: sets server_pid and server_port.
 start_server() {
   local kind=$1 log=$work/server.log
   : >"$log"
-  if [[ $kind == herald-unpinned ]]; then
-    "$bin/herald" --port=0 --host=127.0.0.1 --insecure --max-connections-per-ip=0 >"$log" 2>&1 &
-  elif [[ $kind == herald ]]; then
-    taskset -c "$SERVER_CPU" "$bin/herald" --port=0 --host=127.0.0.1 --insecure \
-      --scheduler.max-threads=1 --io-threads=1 --max-connections-per-ip=0 >"$log" 2>&1 &
-  else
-    taskset -c "$SERVER_CPU" "$bin/herald-baseline" 0 127.0.0.1 >"$log" 2>&1 &
-  fi
+  server_command "$kind"
+  "${srv[@]}" >"$log" 2>&1 &
   server_pid=$!
   server_port=
   for _ in $(seq 1 100); do
@@ -88,40 +132,66 @@ bench() {
   shift 2
   [[ -n ${ONLY:-} && ! $name =~ $ONLY ]] && return 0
   start_server "$kind"
-  local cmd=(taskset -c "$GEN_CPU" "$bin/herald-loadtest" --target "127.0.0.1:$server_port"
+  local gen=(taskset -c "$GEN_CPU")
+  [[ $kind == herald-unpinned ]] && gen=()
+  local cmd=("${gen[@]}" "$bin/herald-loadtest" --target "127.0.0.1:$server_port"
              --server-pids "$server_pid" --source-addrs "$SOURCES" --quiet
              --json-file "$work/$name.json" "$@")
-  echo "== $name ($kind): ${cmd[*]}"
+  echo "== $name ($kind): ${srv[*]}"
+  echo "   ${cmd[*]}"
   "${cmd[@]}" | tee "$work/$name.txt" || echo "   (checks failed: see the figures)"
-  commands+=("$name|$kind|herald-loadtest $*")
+  commands+=("$name|$kind|${gen[*]}|herald-loadtest $*")
   stop_server
 }
 
+# before NAME LOADTEST-ARGS...: the same run with $BEFORE, when given.
+before() {
+  [[ -z $BEFORE ]] || bench "$1" before "${@:2}"
+}
+
 # --- the runs -----------------------------------------------------------------
-bench idle-sse-herald herald --scenario idle --transport sse --connections "$N" --hold-seconds 10
-bench idle-sse-baseline baseline --scenario idle --transport sse --connections "$N" --hold-seconds 10
-bench idle-ws-herald herald --scenario idle --transport ws --connections "$N" --hold-seconds 10
-bench idle-big-sse-herald herald --scenario idle --transport sse --connections "$BIG" --workers 2 --hold-seconds 10
-bench idle-big-ws-herald herald --scenario idle --transport ws --connections "$BIG" --workers 2 --hold-seconds 10
-bench idle-big-baseline baseline --scenario idle --transport sse --connections "$BIG" --workers 2 --hold-seconds 10
-bench fanout-sse-herald herald --scenario fanout --transport sse --connections "$N" \
-  --publications "$FANOUT_PUBLICATIONS" --rate "$FANOUT_RATE" --svg "$work/fanout-sse-herald.svg"
-bench fanout-sse-baseline baseline --scenario fanout --transport sse --connections "$N" \
-  --publications "$FANOUT_PUBLICATIONS" --rate "$FANOUT_RATE"
-bench fanout-ws-herald herald --scenario fanout --transport ws --connections "$N" \
-  --publications "$FANOUT_PUBLICATIONS" --rate "$FANOUT_RATE"
+find_max=(--find-max --rate "$FIND_MAX_RATE" --step-seconds "$FIND_MAX_STEP_SECONDS"
+          --step-factor "$FIND_MAX_STEP_FACTOR" --duration 300)
+for t in sse ws; do
+  idle=(--scenario idle --transport "$t" --connections "$N" --hold-seconds 10 --ramp-rate "$IDLE_RAMP_RATE")
+  bench "idle-$t-herald" herald "${idle[@]}"
+  bench "idle-$t-baseline" baseline "${idle[@]}"
+done
+for t in sse ws; do
+  idle_big=(--scenario idle --transport "$t" --connections "$BIG" --workers 2 --hold-seconds 10)
+  bench "idle-big-$t-herald" herald "${idle_big[@]}"
+  before "idle-big-$t-before" "${idle_big[@]}"
+  bench "idle-big-$t-baseline" baseline "${idle_big[@]}"
+done
+for t in sse ws; do
+  fanout=(--scenario fanout --transport "$t" --connections "$N" --publications "$FANOUT_PUBLICATIONS"
+          --rate "$FANOUT_RATE")
+  bench "fanout-$t-herald" herald "${fanout[@]}"
+  bench "fanout-$t-baseline" baseline "${fanout[@]}"
+done
+# 10 publications/s to every subscriber on one pinned core.
+for t in sse ws; do
+  fanout10=(--scenario fanout --transport "$t" --connections "$N" --publications "$FANOUT10_PUBLICATIONS" --rate 10)
+  bench "fanout10-$t-herald" herald "${fanout10[@]}"
+  before "fanout10-$t-before" "${fanout10[@]}"
+  bench "fanout10-$t-baseline" baseline "${fanout10[@]}"
+done
 # A lone publication (one every 2 s): publish-to-last-subscriber latency.
-bench lone-sse-herald herald --scenario fanout --transport sse --connections "$N" --publications 10 --rate 0.5
-bench lone-sse-baseline baseline --scenario fanout --transport sse --connections "$N" --publications 10 --rate 0.5
-bench lone-ws-herald herald --scenario fanout --transport ws --connections "$N" --publications 10 --rate 0.5
-bench fanout-max-ws-herald herald --scenario fanout --transport ws --connections "$N" --find-max \
-  --rate 1 --step-seconds 5 --step-factor 1.5
-bench fanout-max-unpinned-herald herald-unpinned --scenario fanout --transport sse --connections "$N" --find-max \
-  --rate 1 --step-seconds 5 --step-factor 1.5
-bench fanout-max-herald herald --scenario fanout --transport sse --connections "$N" --find-max \
-  --rate 1 --step-seconds 5 --step-factor 1.5
-bench fanout-max-baseline baseline --scenario fanout --transport sse --connections "$N" --find-max \
-  --rate 1 --step-seconds 5 --step-factor 1.5
+for t in sse ws; do
+  lone=(--scenario fanout --transport "$t" --connections "$N" --publications "$LONE_PUBLICATIONS" --rate 0.5)
+  bench "lone-$t-herald" herald "${lone[@]}"
+  before "lone-$t-before" "${lone[@]}"
+  bench "lone-$t-baseline" baseline "${lone[@]}"
+done
+for t in sse ws; do
+  bench "fanout-max-$t-herald" herald --scenario fanout --transport "$t" --connections "$N" "${find_max[@]}"
+  if [[ $t == sse ]]; then
+    # What the second core adds: compared with fanout-max-sse-herald.
+    bench fanout-max-unpinned-sse-herald herald-unpinned --scenario fanout --transport sse \
+      --connections "$N" "${find_max[@]}"
+  fi
+  bench "fanout-max-$t-baseline" baseline --scenario fanout --transport "$t" --connections "$N" "${find_max[@]}"
+done
 bench spread-mix-herald herald --scenario spread --transport mix --connections "$N" \
   --publications 4000 --rate 400
 bench slow-sse-herald herald --scenario slow --transport sse --connections "$N" \
@@ -132,15 +202,29 @@ bench storm-mix-herald herald --scenario reconnect-storm --transport mix --conne
 # --- the report -----------------------------------------------------------------
 mkdir -p "$(dirname "$out")"
 printf '%s\n' "${commands[@]}" >"$work/commands.txt"
-python3 - "$work" "$out" "$SERVER_CPU" "$GEN_CPU" <<'PY'
-import json, os, platform, subprocess, sys, datetime
+# kind|server command line (paths under the source tree made relative)|version
+{
+  for kind in herald before herald-unpinned baseline; do
+    [[ $kind == before && -z $BEFORE ]] && continue
+    server_command "$kind"
+    version=
+    case $kind in
+      herald | herald-unpinned) version=$("$bin/herald" --version 2>/dev/null | head -n1 || true) ;;
+      before) version=$("$BEFORE" --version 2>/dev/null | head -n1 || true) ;;
+    esac
+    printf '%s|%s|%s\n' "$kind" "${srv[*]//$root\//}" "$version"
+  done
+} >"$work/servers.txt"
+python3 - "$work" "$out" "$SERVER_CPU" "$GEN_CPU" "$N" "$BIG" <<'PY'
+import json, os, platform, sys, datetime
 work, out, server_cpu, gen_cpu = sys.argv[1:5]
+n_conn, big_conn = int(sys.argv[5]), int(sys.argv[6])
 
 def load(name):
     try:
         with open(os.path.join(work, name + ".json")) as f:
             return json.load(f)
-    except OSError:
+    except (OSError, ValueError):
         return None
 
 def mib(b): return f"{b / 1048576:.1f}"
@@ -152,6 +236,78 @@ with open("/proc/cpuinfo") as f:
         if line.startswith("model name"):
             cpu = line.split(":", 1)[1].strip()
             break
+cmds = [l.rstrip("\n").split("|", 3) for l in open(os.path.join(work, "commands.txt")) if l.strip()]
+servers = {}
+for l in open(os.path.join(work, "servers.txt")):
+    kind, cmd, version = l.rstrip("\n").split("|", 2)
+    servers[kind] = (cmd, version)
+
+# --- figures from one run's JSON (None when missing) ---------------------------
+def server(j):
+    return j["servers"][0] if j and j.get("servers") else None
+
+def cpu_us(j):  # server CPU while publishing, per delivery
+    s = server(j)
+    d = j["deliveries"]["received"] if j else 0
+    return 1e6 * s["publish_cpu_s"] / d if s and d else None
+
+def p99(j):
+    return j["latency_ms"]["p99"] if j and j["deliveries"]["received"] else None
+
+def kib(j):
+    s = server(j)
+    return s["bytes_per_connection"] / 1024 if s and j["connections"]["established"] else None
+
+def establish(j):
+    return j["connections"]["establish_s"] if j and j["connections"]["established"] else None
+
+def sustained(j):  # deliveries/s sustained at the highest passing find-max step
+    if not j or "find_max" not in j:
+        return None
+    fm = j["find_max"]
+    if not any(s["pass"] for s in fm["steps"]):
+        return 0.0
+    return fm["max_sustained_rate"] * j["connections"]["established"]
+
+def fmt_us(v): return f"{v:.1f} µs"
+def fmt_ms(v): return f"{ms(v)} ms"
+def fmt_kib(v): return f"{v:.2f} KiB"
+def fmt_s(v): return f"{v:.2f} s"
+def fmt_rate(v): return f"{v:,.0f}/s"
+
+# --- targets of issue #10 --------------------------------------------------------
+# Each: (what, runs, herald run, reference run, reference label, figure, format,
+#        check, bound, before run or None).
+#   check "le": herald/reference <= bound; "ge": herald/reference >= bound;
+#   "abs": herald <= bound (the reference is shown for context).
+def cpu_source(t):
+    # server CPU per delivery: the FANOUT_RATE runs, else the 10/s ones
+    for stem in (f"fanout-{t}", f"fanout10-{t}"):
+        if load(stem + "-herald") and load(stem + "-baseline"):
+            return stem
+    return f"fanout-{t}"
+
+targets = []
+for t, T in (("sse", "SSE"), ("ws", "WebSocket")):
+    stem = cpu_source(t)
+    targets.append((f"server CPU per delivery, {T}", f"{stem}-*", f"{stem}-herald", f"{stem}-baseline",
+                    "baseline", cpu_us, fmt_us, "le", 1.25, None))
+for t, T in (("sse", "SSE"), ("ws", "WebSocket")):
+    targets.append((f"10 publications/s to {n_conn:,} {T} subscribers, one pinned core: zero loss, p99",
+                    f"fanout10-{t}-*", f"fanout10-{t}-herald", f"fanout10-{t}-baseline", "baseline",
+                    p99, fmt_ms, "le", 1.5, f"fanout10-{t}-before"))
+for t, T in (("sse", "SSE"), ("ws", "WebSocket")):
+    targets.append((f"lone publication to {n_conn:,} {T} subscribers: p99", f"lone-{t}-*", f"lone-{t}-herald",
+                    f"lone-{t}-baseline", "baseline", p99, fmt_ms, "le", 1.25, f"lone-{t}-before"))
+targets.append(("both cores (`--io-threads=2`, generator unpinned) against one pinned core: deliveries/s (find-max, SSE)",
+                "fanout-max-unpinned-sse-herald, fanout-max-sse-herald", "fanout-max-unpinned-sse-herald",
+                "fanout-max-sse-herald", "pinned", sustained, fmt_rate, "ge", 1.6, None))
+for t, T, bound in (("sse", "SSE", 5.0), ("ws", "WebSocket", 6.0)):
+    targets.append((f"RSS per idle {T} connection at {big_conn:,}", f"idle-big-{t}-*", f"idle-big-{t}-herald",
+                    f"idle-big-{t}-baseline", "baseline", kib, fmt_kib, "abs", bound, f"idle-big-{t}-before"))
+targets.append((f"time to open {n_conn:,} WebSocket connections", "idle-ws-*", "idle-ws-herald", "idle-ws-baseline",
+                "baseline", establish, fmt_s, "le", 1.2, None))
+
 lines = []
 w = lines.append
 w("# Benchmarks")
@@ -159,17 +315,92 @@ w("")
 w(f"Generated by `loadtest/run-benchmarks.sh` on {datetime.datetime.now().astimezone().isoformat(timespec='seconds')}.")
 w("")
 w(f"Machine: {os.cpu_count()} cores ({cpu}), kernel {platform.release()}. "
-  f"Server pinned to core {server_cpu} (`taskset`), load generator (parent and workers) to core {gen_cpu}. "
-  "Herald runs with `--scheduler.max-threads=1 --io-threads=1`. Every run starts a fresh server. "
+  f"Server pinned to core {server_cpu} (`taskset`), load generator (parent and workers) to core {gen_cpu}, "
+  "except in `fanout-max-unpinned-sse-herald` (both unpinned). "
+  "Pinned Herald runs use `--scheduler.max-threads=1 --io-threads=1`; the unpinned one `--io-threads=2` "
+  "and Herald's other defaults. Every run starts a fresh server. "
   "Latency is publish-to-receive (the publication carries its CLOCK_MONOTONIC send time), "
   "merged over all subscribers; memory per connection is (RSS after connecting - RSS before) / connections.")
 w("")
+for kind in ("herald", "before", "baseline"):
+    if kind in servers and servers[kind][1]:
+        label = {"herald": "Herald", "before": "Before (`BEFORE`)", "baseline": "Baseline"}[kind]
+        w(f"- {label}: {servers[kind][1]}")
+if "before" in servers:
+    w(f"- `*-before` runs: `{servers['before'][0]}`, the older binary given as `BEFORE`, with the same options.")
+w("")
+w("## Targets (issue #10)")
+w("")
+w("Ratios are Herald's figure over the one it is compared with, from runs of this report. "
+  "Server CPU per delivery is the server's CPU time while publishing over the deliveries received. "
+  "The second core's gain compares sustained deliveries/s (highest passing find-max rate x subscribers; "
+  "the rate grid is `FIND_MAX_RATE` x `FIND_MAX_STEP_FACTOR`^k, so ratios of two maxima are powers of the factor). "
+  "*before*: the `BEFORE` binary in the same preset, and after/before.")
+w("")
+w("| target | Herald | compared with | ratio | target | result | before (after/before) |")
+w("| --- | ---: | ---: | ---: | --- | --- | ---: |")
+for what, runs, hr, rr, rlabel, fig, fmt, check, bound, br in targets:
+    hj, rj = load(hr), load(rr)
+    hv, rv = fig(hj), fig(rj)
+    bj = load(br) if br else None
+    bv = fig(bj) if bj else None
+    before_cell = "-"
+    if bv is not None and hv is not None:
+        before_cell = fmt(bv) + (f" ({hv / bv:.2f}x)" if bv else "")
+    elif br and bj is None and "before" in servers:
+        before_cell = "not run"
+    herald_cell = fmt(hv) if hv is not None else f"not run (`{hr}`)" if hj is None else "no figure"
+    ref_cell = f"{rlabel} {fmt(rv)}" if rv is not None else f"not run (`{rr}`)" if rj is None else "no figure"
+    ratio = hv / rv if hv is not None and rv else None
+    ratio_cell = f"{ratio:.2f}x" if ratio is not None else "-"
+    notes = []
+    if check == "abs":
+        bound_cell = f"<= {bound:g} KiB"
+        ok = hv is not None and hv <= bound
+        known = hv is not None
+    else:
+        bound_cell = f"{'<=' if check == 'le' else '>='} {bound:g}x"
+        known = ratio is not None
+        ok = known and (ratio <= bound if check == "le" else ratio >= bound)
+    if hr.startswith("fanout10-") and hj is not None:
+        loss = hj["deliveries"]["loss"]
+        notes.append(f"loss {loss:,}")
+        ok = ok and loss == 0
+    if hj is not None and not hj["pass"]:
+        notes.append("Herald run failed checks")
+    if rj is not None and not rj["pass"]:
+        notes.append(f"{rlabel} run failed checks")
+    result = ("**PASS**" if ok else "**MISS**") if known else "n/a"
+    if notes:
+        result += " (" + "; ".join(notes) + ")"
+    w(f"| {what} (`{runs}`) | {herald_cell} | {ref_cell} | {ratio_cell} | {bound_cell} | {result} | {before_cell} |")
+w("")
+if any(name.endswith("-before") for name, *_ in cmds):
+    w("## Before and after")
+    w("")
+    w("Each `*-before` run next to the current build's run of the same preset (`*-herald`).")
+    w("")
+    w("| preset | loss after / before | p99 ms after / before | server CPU µs/delivery after / before | RSS per connection after / before | established in after / before |")
+    w("| --- | ---: | ---: | ---: | ---: | ---: |")
+    def pair(a, b, f):
+        return f"{f(a) if a is not None else '-'} / {f(b) if b is not None else '-'}"
+    for name, kind, *_ in cmds:
+        if not name.endswith("-before"):
+            continue
+        bj, aj = load(name), load(name[: -len("-before")] + "-herald")
+        if bj is None:
+            continue
+        idle = bj["run"]["scenario"] == "idle"
+        loss = "-" if idle else pair(aj["deliveries"]["loss"] if aj else None, bj["deliveries"]["loss"], lambda v: f"{v:,}")
+        w(f"| {name[: -len('-before')]} | {loss} | "
+          f"{'-' if idle else pair(p99(aj), p99(bj), ms)} | {'-' if idle else pair(cpu_us(aj), cpu_us(bj), lambda v: f'{v:.1f}')} | "
+          f"{pair(kib(aj), kib(bj), lambda v: f'{v:.2f} KiB')} | {pair(establish(aj), establish(bj), lambda v: f'{v:.1f} s')} |")
+    w("")
 w("## Memory per idle connection")
 w("")
 w("| run | server | connections | established in | RSS before | RSS connected | per connection |")
 w("| --- | --- | ---: | ---: | ---: | ---: | ---: |")
-cmds = [l.rstrip("\n").split("|", 2) for l in open(os.path.join(work, "commands.txt"))]
-for name, kind, _ in cmds:
+for name, kind, *_ in cmds:
     if not name.startswith("idle"):
         continue
     j = load(name)
@@ -184,7 +415,7 @@ w("## Publishing")
 w("")
 w("| run | server | connections | publications | rate asked / achieved | deliveries/s | loss | dup | reorder | p50 ms | p90 ms | p99 ms | p99.9 ms | max ms | server CPU (% core) | server CPU µs/delivery | peak RSS |")
 w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: |")
-for name, kind, _ in cmds:
+for name, kind, *_ in cmds:
     if name.startswith("idle") or "max" in name:
         continue
     j = load(name)
@@ -200,11 +431,13 @@ for name, kind, _ in cmds:
 w("")
 w("## Maximum sustained fan-out rate (--find-max)")
 w("")
-w("A step passes with no loss, p99 <= 1 s and the publisher keeping up (>= 90 % of the asked rate).")
+w("A step passes with no loss, p99 <= 1 s and the publisher keeping up (>= 90 % of the asked rate). "
+  "Sustained deliveries/s = max publications/s x subscribers; measured = deliveries over the step's span "
+  "(first send to last receipt).")
 w("")
-w("| run | server | connections | max publications/s | deliveries/s at that rate | p99 ms at that rate |")
-w("| --- | --- | ---: | ---: | ---: | ---: |")
-for name, kind, _ in cmds:
+w("| run | server | connections | max publications/s | sustained deliveries/s | measured deliveries/s at that rate | p99 ms at that rate | steps |")
+w("| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |")
+for name, kind, *_ in cmds:
     if "max" not in name:
         continue
     j = load(name)
@@ -213,12 +446,13 @@ for name, kind, _ in cmds:
     fm = j["find_max"]
     best = [s for s in fm["steps"] if s["pass"]]
     b = best[-1] if best else None
-    w(f"| {name} | {kind} | {j['connections']['established']:,} | {fm['max_sustained_rate']:g} | "
-      f"{(b['deliveries_per_s'] if b else 0):,.0f} | {ms(b['latency_ms']['p99']) if b else '-'} |")
+    w(f"| {name} | {kind} | {j['connections']['established']:,} | {fm['max_sustained_rate']:.2f} | "
+      f"{sustained(j):,.0f} | {(b['deliveries_per_s'] if b else 0):,.0f} | {ms(b['latency_ms']['p99']) if b else '-'} | "
+      f"{len(fm['steps'])} |")
 w("")
 w("## Other checks")
 w("")
-for name, kind, _ in cmds:
+for name, kind, *_ in cmds:
     j = load(name)
     if not j:
         w(f"- {name}: no result")
@@ -236,14 +470,17 @@ for name, kind, _ in cmds:
 w("")
 w("## Commands")
 w("")
-w("Each run: a fresh server (`taskset -c " + server_cpu + " build/bin/herald --port=0 --host=127.0.0.1 --insecure "
-  "--scheduler.max-threads=1 --io-threads=1`, or `build/bin/herald-baseline 0`), then")
-w("`taskset -c " + gen_cpu + " build/bin/herald-loadtest --target 127.0.0.1:PORT --server-pids PID "
-  "--source-addrs 127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4 --quiet` plus:")
+w("Each run: a fresh server, by kind:")
+w("")
+for kind, (cmd, _) in servers.items():
+    w(f"- {kind}: `{cmd}`")
+w("")
+w("then `[taskset -c " + gen_cpu + "] build/bin/herald-loadtest --target 127.0.0.1:PORT --server-pids PID "
+  "--source-addrs 127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4 --quiet` plus (generator pinned unless said):")
 w("")
 w("```")
-for name, kind, cmd in cmds:
-    w(f"{name:22} {kind:9} {cmd}")
+for name, kind, gen, cmd in cmds:
+    w(f"{name:31} {kind:15} {'' if gen else '(generator unpinned) '}{cmd}")
 w("```")
 with open(out, "w") as f:
     f.write("\n".join(lines) + "\n")

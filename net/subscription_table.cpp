@@ -5,6 +5,7 @@
 #include "net/ws/protocol.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace herald::net {
 
@@ -74,9 +75,22 @@ std::string subscription_table::cursor() const {
   return out;
 }
 
+void subscription_table::set_epoch(entry& e, const std::string& epoch) {
+  e.position.epoch = epoch;
+  if (kind_ != transport::sse)
+    return;
+  // The cursor entry without its offset: "<hash>-<epoch>-" (net/sse/cursor.hpp).
+  e.cursor_head.clear();
+  sse::append_entry(e.cursor_head, {e.hash, {epoch, 0}});
+  e.cursor_head.pop_back(); // the offset "0"
+}
+
 std::string subscription_table::id_line() const {
+  std::size_t size = 5;
+  for (const auto& e : entries_)
+    size += e.cursor_head.size() + 21;
   std::string out;
-  out.reserve(6 + entries_.size() * 48);
+  out.reserve(size);
   out += "id: ";
   const auto start = out.size();
   for (const auto& e : entries_) {
@@ -84,7 +98,10 @@ std::string subscription_table::id_line() const {
       continue;
     if (out.size() != start)
       out.push_back('_');
-    sse::append_entry(out, {e.hash, e.position});
+    out += e.cursor_head;
+    char num[20];
+    auto res = std::to_chars(num, num + sizeof num, e.position.offset);
+    out.append(num, res.ptr);
   }
   out.push_back('\n');
   return out;
@@ -103,7 +120,8 @@ void subscription_table::deliver(entry& e, const publication& p, bool live) {
   if (p.epoch != e.position.epoch) {
     // The channel's history was lost and restarted (cluster mode: the
     // channel expired in Redis): offsets count anew. Say so, then go on.
-    e.position = {p.epoch, p.offset - 1};
+    set_epoch(e, p.epoch);
+    e.position.offset = p.offset - 1;
     gap(e, "epoch_changed");
   }
   if (p.offset <= e.position.offset)
@@ -123,7 +141,7 @@ void subscription_table::deliver(entry& e, const publication& p, bool live) {
 // the channel replays, the channel's head otherwise.
 void subscription_table::take_position(entry& e, const subscription_answer& a) {
   e.active = true;
-  e.position.epoch = a.position.epoch;
+  set_epoch(e, a.position.epoch);
   e.position.offset = (e.since && a.recovered) ? e.since->offset : a.position.offset;
 }
 

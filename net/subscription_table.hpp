@@ -87,6 +87,9 @@ private:
     std::string channel;
     std::uint32_t hash = 0;                ///< sse::channel_hash(channel)
     stream_position position;              ///< last publication written
+    /// SSE: "<hash>-<epoch>-", the part of this entry's cursor that changes
+    /// only with the epoch (kept so an id line costs an append and a number).
+    std::string cursor_head;
     std::optional<stream_position> since;  ///< pending: where to recover from
     nlohmann::json id;                     ///< WS: id of the pending subscribe
     std::uint64_t request = 0;             ///< WS: number of the pending subscribe (0: any)
@@ -95,6 +98,8 @@ private:
 
   entry* find(const std::string& channel) noexcept;
   std::string id_line() const;
+  /// Sets e.position.epoch and the cached cursor_head.
+  void set_epoch(entry& e, const std::string& epoch);
   void take_position(entry& e, const subscription_answer& a);
   void emit_answer(entry& e, const subscription_answer& a);
   /// Writes `p` if new for `e`; `live` false for a replay.

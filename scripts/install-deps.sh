@@ -17,8 +17,9 @@ case "${1:-}" in
   # chromium: the demo and status pages are tested in headless Chromium (tests/e2e);
   # prometheus: its promtool checks GET /metrics (tests/e2e/metrics);
   # clang + libclang-rt-14-dev: the libFuzzer targets (tests/fuzz; libclang-rt
-  # holds libFuzzer and the sanitizer runtimes, libfuzzer-14-dev is not needed).
-  --test) packages+=(catch2 redis-server haproxy chromium prometheus clang libclang-rt-14-dev) ;;
+  # holds libFuzzer and the sanitizer runtimes, libfuzzer-14-dev is not needed);
+# python3: loadtest.baseline_ws checks the benchmark baseline's WebSocket side.
+  --test) packages+=(catch2 redis-server haproxy chromium prometheus clang libclang-rt-14-dev python3) ;;
   "") ;;
   *) echo "usage: $0 [--cluster|--test]" >&2; exit 2 ;;
 esac
