@@ -100,6 +100,9 @@ protected:
 private:
   void do_write();
   void on_write(beast::error_code ec, std::size_t bytes);
+  /// Bookkeeping of a completed write of `bytes`; false if the session
+  /// closed meanwhile (the close's last bytes went out).
+  bool written(std::size_t bytes);
   void arm_write_timer();
 
   std::vector<std::string_view> views_;

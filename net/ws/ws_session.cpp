@@ -107,8 +107,17 @@ void ws_session::on_final_written() {
   // Our close frame is out. Section 7.1.1: the server closes TCP once the
   // client answered (or at once when the client closed first, or broke the
   // framing); otherwise the grace timer does.
-  if (peer_closed_ || !reading_)
+  if (peer_closed_ || !reading_) {
     finish(closing_reason_);
+    return;
+  }
+  if (draining_) {
+    // After a framing error nothing more is parsed: end our side (FIN after
+    // the close frame) and finish when the client's side ends too, or when
+    // the close's grace runs out.
+    beast::error_code ignored;
+    socket_.shutdown(tcp::socket::shutdown_send, ignored);
+  }
 }
 
 void ws_session::on_finished() {
@@ -140,6 +149,8 @@ void ws_session::on_readable(beast::error_code ec) {
       return;
     }
     std::string_view in{buf.data(), n};
+    if (draining_)
+      in = {}; // after a framing error: read to the end, unparsed
     while (!in.empty()) {
       std::size_t used = 0;
       auto r = parser_.parse(in, used);
@@ -150,6 +161,8 @@ void ws_session::on_readable(beast::error_code ec) {
         reading_ = false;
         return;
       }
+      if (draining_)
+        break; // the rest of this read is dropped too
     }
     if (n < buf.size())
       break; // drained: wait again rather than pay a read that would block
@@ -186,11 +199,13 @@ bool ws_session::on_event(frame_parser::result r) {
       return false;
     case result::error: {
       // The client broke the framing (section 7.1.7): fail the connection
-      // with the matching code, without reading further.
-      reading_ = false;
+      // with the matching code. What the client sends after it is read and
+      // dropped unparsed: closing a socket with unread input sends a TCP
+      // reset, which can destroy the close frame before the client reads it.
+      draining_ = true;
       on_close({close_reason::protocol_error, parser_.error_code(),
                 std::string{parser_.error_text()}, {}});
-      return false;
+      return true;
     }
     case result::need_more:
       return true;

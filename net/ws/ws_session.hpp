@@ -82,7 +82,8 @@ private:
   std::size_t refused_in_row_ = 0; ///< commands refused as rate_limited in a row
   bool awaiting_pong_ = false;
   bool peer_closed_ = false;       ///< the client's close frame arrived
-  bool reading_ = true;            ///< false after a close or a framing error
+  bool reading_ = true;            ///< false once the client's close arrived
+  bool draining_ = false;          ///< a framing error: read and drop until the client ends
 };
 
 } // namespace herald::net::ws
