@@ -62,9 +62,15 @@ std::string load_auth(config& cfg) {
       jc.key = env_secret;
     }
   } else {
+    // An HS256 secret next to a public key invites the key-confusion attack
+    // (RFC 8725 section 2.1): refuse both, naming where the secret came from.
+    if (!cfg.jwt_secret_file.empty())
+      return "--jwt-algorithm=" + cfg.jwt_algorithm
+             + " verifies with --jwt-public-key; remove --jwt-secret-file (an HS256 secret)";
     if (have_secret)
       return "--jwt-algorithm=" + cfg.jwt_algorithm
-             + " verifies with --jwt-public-key; remove the HS256 secret";
+             + " verifies with --jwt-public-key; unset the environment variable "
+               "HERALD_JWT_SECRET (an HS256 secret)";
     if (!cfg.jwt_public_key.empty() && !read_file(cfg.jwt_public_key, jc.key))
       return "--jwt-public-key: cannot read " + cfg.jwt_public_key;
   }

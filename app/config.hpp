@@ -16,6 +16,8 @@
 #include <caf/actor_system_config.hpp>
 
 #include <cstdint>
+#include <functional>
+#include <set>
 #include <string>
 
 namespace herald::app {
@@ -101,6 +103,13 @@ struct config : caf::actor_system_config {
   /// Help text for `--help`: this struct's options and CAF's scheduler ones,
   /// each with its default and environment variable (app/options.hpp).
   std::string help() const;
+
+  /// Names (as app/options.hpp's option_name()) of options whose values are
+  /// secrets: never shown by --help, --dump-config or an error message.
+  /// Named explicitly; none of Herald's own options holds a secret (the
+  /// JWT secret and API key come from files or HERALD_JWT_SECRET /
+  /// HERALD_API_KEY, and the Redis password inside --redis-url is masked).
+  std::set<std::string, std::less<>> secret_options;
 
   /// Every option CAF and we declared (for app/options.hpp).
   const caf::config_option_set& option_set() const noexcept { return custom_options_; }

@@ -44,20 +44,13 @@ const caf::config_option* find_option(const config& cfg, std::string_view name) 
 }
 
 // Shown in messages: secrets never, long values shortened.
-std::string shown(std::string_view name, std::string_view value) {
-  if (is_secret(name))
+std::string shown(const config& cfg, std::string_view name, std::string_view value) {
+  if (is_secret(cfg, name))
     return "<redacted>";
   auto v = redact_url(value);
   if (v.size() > 80)
     v = v.substr(0, 77) + "...";
   return "'" + v + "'";
-}
-
-std::string render(const config& cfg, const caf::error& err) {
-  // CAF renders parser errors as "parser_error(code, context)"; the context
-  // repeats the argument, which we already name.
-  auto text = const_cast<config&>(cfg).render(err);
-  return text;
 }
 
 // One value from one source, already type-checked.
@@ -67,9 +60,42 @@ struct setting {
   option_source source;
 };
 
+std::string trim(std::string_view s) {
+  auto b = s.find_first_not_of(" \t\r");
+  if (b == std::string_view::npos)
+    return {};
+  auto e = s.find_last_not_of(" \t\r");
+  return std::string{s.substr(b, e - b + 1)};
+}
+
+// `line` without a `;` comment that is outside quotes. Sets `open_quote`
+// when a quote is not closed.
+std::string strip_comment(std::string_view line, char& open_quote) {
+  open_quote = 0;
+  for (std::size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (open_quote != 0) {
+      if (c == '\\')
+        ++i;
+      else if (c == open_quote)
+        open_quote = 0;
+    } else if (c == '"' || c == '\'') {
+      open_quote = c;
+    } else if (c == ';' || c == '#') {
+      return std::string{line.substr(0, i)};
+    }
+  }
+  return std::string{line};
+}
+
 class loader {
 public:
   loader(config& cfg, std::ostream& err) : cfg_(cfg), err_(err) {
+    // Before anything is parsed: CAF's config_option::parse() also stores
+    // into a bound option.
+    for (const auto& opt : cfg_.option_set())
+      if (auto v = opt.get())
+        defaults_.emplace(option_name(opt), std::move(*v));
   }
 
   // Parses `text` for option `name` from a source. false: reported.
@@ -83,32 +109,18 @@ public:
     std::string_view input = text;
     auto value = opt->parse(caf::string_view{input.data(), input.size()});
     if (!value) {
-      err_ << "herald: bad value " << shown(name, text) << " for --" << name << " (" << where
-           << "): expected " << str(opt->type_name()) << "\n";
+      err_ << "herald: bad value " << shown(cfg_, name, text) << " for --" << name << " ("
+           << where << "): expected " << str(opt->type_name()) << "\n";
       return false;
     }
     settings_.push_back({std::string{name}, std::move(*value), src});
     return true;
   }
 
-  // Checks a value the INI parser produced. false: reported.
-  bool check_value(const std::string& name, const caf::config_value& value,
-                   const std::string& where) {
-    auto opt = find_option(cfg_, name);
-    if (opt == nullptr || meta_options.count(name)) {
-      err_ << "herald: unknown option " << name << " (" << where << ")\n";
-      return false;
-    }
-    if (auto e = opt->check(value)) {
-      err_ << "herald: bad value " << shown(name, caf::to_string(value)) << " for " << name
-           << " (" << where << "): expected " << str(opt->type_name())
-           << (opt->type_name() == "string" ? " in double quotes" : "") << "\n";
-      return false;
-    }
-    settings_.push_back({name, value, option_source::file});
-    return true;
-  }
-
+  // Reads a config file line by line: `[section]`, `name=value` (value in
+  // CAF's syntax: strings in double quotes, atoms in single quotes), blank
+  // lines and `;` comments. Every bad line is reported with its number, in
+  // plain words, and reading goes on. false: something was reported.
   bool load_file(const std::string& path, bool explicit_path) {
     std::ifstream in{path};
     if (!in) {
@@ -117,27 +129,69 @@ public:
       err_ << "herald: cannot open config file '" << path << "'\n";
       return false;
     }
-    auto parsed = caf::actor_system_config::parse_config(in);
-    auto where = "config file " + path;
-    if (!parsed) {
-      err_ << "herald: " << where << ": " << render(cfg_, parsed.error()) << "\n";
-      return false;
-    }
     bool ok = true;
-    for (const auto& [key, value] : *parsed) {
-      if (auto section = caf::get_if<caf::settings>(&value)) {
-        for (const auto& [sub, v] : *section) {
-          auto name = key + "." + sub;
-          if (caf::holds_alternative<caf::settings>(v)) {
-            err_ << "herald: unknown section [" << name << "] (" << where << ")\n";
-            ok = false;
-            continue;
-          }
-          ok = check_value(name, v, where + ", section [" + key + "]") && ok;
-        }
-      } else {
-        ok = check_value(key, value, where + ", section [global]") && ok;
+    std::string section = "global";
+    std::string raw;
+    for (std::size_t number = 1; std::getline(in, raw); ++number) {
+      auto where = "config file " + path + ", line " + std::to_string(number);
+      auto fail = [&](const std::string& what) {
+        err_ << "herald: " << what << " (" << where << ")\n";
+        ok = false;
+      };
+      char open_quote = 0;
+      auto line = trim(strip_comment(raw, open_quote));
+      if (open_quote != 0) {
+        fail(std::string{"a value opens a "} + (open_quote == '"' ? "double" : "single")
+             + " quote and does not close it");
+        continue;
       }
+      if (line.empty())
+        continue;
+      if (line.front() == '[') {
+        auto name = line.back() == ']' ? trim(line.substr(1, line.size() - 2)) : std::string{};
+        if (name.empty()) {
+          fail("expected a section name in brackets, e.g. [scheduler]");
+          continue;
+        }
+        section = name;
+        continue;
+      }
+      auto eq = line.find('=');
+      if (eq == std::string::npos) {
+        fail("expected name=value or [section], found '" + line.substr(0, 40) + "'");
+        continue;
+      }
+      auto key = trim(line.substr(0, eq));
+      auto text = trim(line.substr(eq + 1));
+      auto name = section == "global" ? key : section + "." + key;
+      if (key.empty()) {
+        fail("a line starts with '=': the option name is missing");
+        continue;
+      }
+      auto opt = find_option(cfg_, name);
+      if (opt == nullptr || meta_options.count(name) || !is_herald_option(*opt)) {
+        fail("unknown option " + name
+             + (section == "global" ? std::string{} : " in section [" + section + "]"));
+        continue;
+      }
+      if (text.empty()) {
+        fail(name + " has no value; write " + key + "=<" + str(opt->type_name()) + ">");
+        continue;
+      }
+      auto value = caf::config_value::parse(caf::string_view{text.data(), text.size()});
+      bool quoted = text.front() == '"';
+      if (!value || opt->check(*value)
+          || (opt->type_name() == "string" && !quoted)) {
+        auto expected = str(opt->type_name());
+        if (expected == "string")
+          expected += " in double quotes, e.g. " + key + "=\"...\"";
+        else if (expected == "atom")
+          expected += " in single quotes, e.g. " + key + "='...'";
+        fail("bad value " + shown(cfg_, name, text) + " for " + name + ": expected " + expected);
+        continue;
+      }
+      settings_.push_back({name, std::move(*value), option_source::file});
+      file_lines_[name] = number;
     }
     return ok;
   }
@@ -211,10 +265,28 @@ public:
     }
   }
 
+  // Puts option `name` back to its value before loading. false: it had none.
+  bool reset(const std::string& name) {
+    auto i = defaults_.find(name);
+    if (i == defaults_.end())
+      return false;
+    find_option(cfg_, name)->store(i->second);
+    caf::put(cfg_.content, name, i->second);
+    return true;
+  }
+
+  // The line of the config file that set `name` (0: none).
+  std::size_t file_line(const std::string& name) const {
+    auto i = file_lines_.find(name);
+    return i == file_lines_.end() ? 0 : i->second;
+  }
+
 private:
   config& cfg_;
   std::ostream& err_;
   std::vector<setting> settings_;
+  std::map<std::string, caf::config_value> defaults_;
+  std::map<std::string, std::size_t> file_lines_;
 };
 
 // The option a validate() message is about: its first "--name".
@@ -231,10 +303,11 @@ std::string option_in_message(const std::string& msg) {
 }
 
 std::string source_text(const std::string& name, option_source src, const std::string& file,
-                        const environment& env) {
+                        std::size_t line, const environment& env) {
   switch (src) {
     case option_source::defaults: return "the default";
-    case option_source::file: return "config file " + file;
+    case option_source::file:
+      return "config file " + file + (line > 0 ? ", line " + std::to_string(line) : "");
     case option_source::cli: return "command line";
     case option_source::env: {
       auto var = env_name(name);
@@ -246,6 +319,41 @@ std::string source_text(const std::string& name, option_source src, const std::s
   }
   return "?";
 }
+
+// Herald's text for CAF's options (CAF's own says "'stealing' (default)",
+// which Herald's default contradicts).
+const std::map<std::string, std::string, std::less<>> caf_descriptions = {
+  {"scheduler.policy",
+   "'sharing' (one queue for all workers) or 'stealing' (a queue per worker, idle workers "
+   "steal)"},
+  {"scheduler.max-threads", "CAF worker threads that run the actors"},
+  {"scheduler.max-throughput",
+   "messages an actor handles before its worker turns to another actor"},
+  {"scheduler.enable-profiling", "write CAF's scheduler profile to --scheduler.profiling-output-file"},
+  {"scheduler.profiling-resolution", "interval between two scheduler profile samples"},
+  {"scheduler.profiling-output-file", "file the scheduler profile is written to"},
+  {"work-stealing.aggressive-poll-attempts",
+   "'stealing' policy: polls of a worker's own queue in the first, aggressive phase"},
+  {"work-stealing.aggressive-steal-interval",
+   "'stealing' policy: in the aggressive phase, try to steal every this many polls"},
+  {"work-stealing.moderate-poll-attempts",
+   "'stealing' policy: polls in the second, moderate phase"},
+  {"work-stealing.moderate-steal-interval",
+   "'stealing' policy: in the moderate phase, try to steal every this many polls"},
+  {"work-stealing.moderate-sleep-duration",
+   "'stealing' policy: sleep between two polls in the moderate phase"},
+  {"work-stealing.relaxed-steal-interval",
+   "'stealing' policy: in the last, relaxed phase, try to steal every this many polls"},
+  {"work-stealing.relaxed-sleep-duration",
+   "'stealing' policy: sleep between two polls in the relaxed phase"},
+};
+
+// Defaults that depend on the machine, documented in words.
+const std::map<std::string, std::string, std::less<>> default_notes = {
+  {"io-threads", "number of cores"},
+  {"scheduler.max-threads", "number of cores"},
+  {"scheduler.max-throughput", "unlimited"},
+};
 
 // The value to show for `opt`: the bound member, else the content CAF
 // reads, else CAF's built-in default.
@@ -270,6 +378,22 @@ std::vector<const caf::config_option*> listed_options(const config& cfg) {
   std::stable_partition(out.begin(), out.end(),
                         [](const caf::config_option* o) { return o->category() == "global"; });
   return out;
+}
+
+// The default of `opt` as shown by --help (`with_here`: a machine-dependent
+// default also says its value here) and the README table.
+std::string default_text(const config& cfg, const caf::config_option& opt,
+                         const caf::settings& caf_defaults, bool with_here) {
+  auto full = option_name(opt);
+  auto value = value_of(cfg, opt, caf_defaults);
+  auto text = !value ? std::string{"(CAF decides)"}
+              : opt.check(*value) ? "(CAF's: " + caf::to_string(*value) + ")"
+                                  : caf::to_string(*value);
+  if (is_secret(cfg, full) && text != "\"\"")
+    return "<redacted>";
+  if (auto note = default_note(full); !note.empty())
+    return std::string{note} + (with_here && value && !opt.check(*value) ? " (" + text + " here)" : "");
+  return redact_url(text);
 }
 
 } // namespace
@@ -315,14 +439,20 @@ std::string env_name(std::string_view name) {
   return out;
 }
 
-bool is_secret(std::string_view name) {
-  std::string lower;
-  for (char c : name)
-    lower += static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  for (auto word : {"secret", "key", "token", "password"})
-    if (lower.find(word) != std::string::npos)
-      return true;
-  return false;
+bool is_secret(const config& cfg, std::string_view name) {
+  return cfg.secret_options.find(name) != cfg.secret_options.end();
+}
+
+std::string option_description(const caf::config_option& opt) {
+  if (opt.category() == "global")
+    return str(opt.description());
+  auto i = caf_descriptions.find(option_name(opt));
+  return i == caf_descriptions.end() ? std::string{} : i->second;
+}
+
+std::string_view default_note(std::string_view name) {
+  auto i = default_notes.find(name);
+  return i == default_notes.end() ? std::string_view{} : std::string_view{i->second};
 }
 
 std::string redact_url(std::string_view value) {
@@ -361,6 +491,10 @@ startup load_config(config& cfg, const std::vector<std::string>& args, const env
       out << help_text(cfg);
       return startup::exit_success;
     }
+    if (a == "--help-markdown") {
+      out << options_markdown(cfg);
+      return startup::exit_success;
+    }
     if (a == "--dump-config")
       dump = true;
     if (a.rfind("--config-file=", 0) == 0) {
@@ -377,22 +511,29 @@ startup load_config(config& cfg, const std::vector<std::string>& args, const env
     }
   }
   loader load{cfg, err};
-  // Every source is checked in full, so one run reports every bad value.
+  // Every source is read in full and what parses is applied, so one run
+  // reports every bad value, then every validate() failure.
   bool ok = load.load_file(file, explicit_file);
   ok = load.load_env(env) && ok;
   ok = load.load_cli(args) && ok;
-  if (!ok) {
-    err << "(see herald --help)\n";
-    return startup::exit_failure;
-  }
   std::map<std::string, option_source> sources;
   load.apply(sources);
   if (explicit_file)
     cfg.config_file_path = file;
-  if (auto msg = cfg.validate(); !msg.empty()) {
+  std::set<std::string> reported;
+  for (auto msg = cfg.validate(); !msg.empty(); msg = cfg.validate()) {
     auto name = option_in_message(msg);
     auto src = sources.count(name) ? sources[name] : option_source::defaults;
-    err << "herald: " << msg << " (from " << source_text(name, src, file, env) << ")\n";
+    err << "herald: " << msg << " (from "
+        << source_text(name, src, file, load.file_line(name), env) << ")\n";
+    ok = false;
+    // validate() stops at the first bad option: put it back to its default
+    // and ask again, to report the next one too.
+    if (name.empty() || !reported.insert(name).second || !load.reset(name))
+      break;
+  }
+  if (!ok) {
+    err << "(see herald --help)\n";
     return startup::exit_failure;
   }
   if (sources_out != nullptr)
@@ -430,7 +571,7 @@ std::string dump_config(const config& cfg) {
       continue;
     }
     auto text = caf::to_string(*value);
-    if (is_secret(full) && text != "\"\"") {
+    if (is_secret(cfg, full) && text != "\"\"") {
       out << "; " << name << "=<redacted>\n";
       continue;
     }
@@ -446,14 +587,16 @@ std::string help_text(const config& cfg) {
          "Usage: herald [--option=value ...]     run the server\n"
          "       herald version | --version      print the build info line\n"
          "       herald --dump-config [...]      print the effective configuration (INI)\n"
-         "       herald --help                   this text\n\n"
+         "       herald --help                   this text\n"
+         "       herald --help-markdown          the option table of README.md\n\n"
          "Every option is read from, highest precedence first: the command line\n"
          "(--name=value), the environment (HERALD_ + name upper-cased, '-' and '.' as '_';\n"
          "PORT and REDIS_URL are older aliases below HERALD_PORT/HERALD_REDIS_URL), a config\n"
          "file in CAF's INI format (--config-file=PATH, else $HERALD_CONFIG_FILE, else\n"
          "caf-application.ini in the working directory if present; our options under\n"
          "[global], CAF's under [scheduler] etc.; strings in double quotes, atoms in single\n"
-         "quotes), then the defaults. A bad value stops start-up naming the option and source.\n"
+         "quotes), then the defaults. Bad values stop start-up; every one is reported, naming\n"
+         "the option and its source (config file lines by number).\n"
          "Durations are in seconds unless the name or text says ms; sizes in bytes.\n\n";
   std::string section;
   for (auto* o : listed_options(cfg)) {
@@ -472,17 +615,35 @@ std::string help_text(const config& cfg) {
       out << std::string(40 - name.size(), ' ');
     else
       out << "\n" << std::string(42, ' ');
-    out << str(opt.description()) << "\n" << std::string(42, ' ');
-    auto value = value_of(cfg, opt, caf_defaults);
-    auto text = !value ? std::string{"(CAF decides)"}
-                : opt.check(*value) ? "(CAF's: " + caf::to_string(*value) + ")"
-                                    : caf::to_string(*value);
-    if (is_secret(full) && text != "\"\"")
-      text = "<redacted>";
-    out << "default " << redact_url(text) << "; env " << env_name(full);
+    out << option_description(opt) << "\n" << std::string(42, ' ');
+    out << "default " << default_text(cfg, opt, caf_defaults, true) << "; env " << env_name(full);
     if (auto a = env_aliases.find(full); a != env_aliases.end())
       out << " or " << a->second;
     out << "\n";
+  }
+  return out.str();
+}
+
+std::string options_markdown(const config& cfg) {
+  auto caf_defaults = cfg.dump_content();
+  std::ostringstream out;
+  out << "| option | default | environment | meaning |\n| --- | --- | --- | --- |\n";
+  for (auto* o : listed_options(cfg)) {
+    auto full = option_name(*o);
+    auto text = default_text(cfg, *o, caf_defaults, false);
+    if (text == "\"\"")
+      text = "empty";
+    else if (default_note(full).empty())
+      text = "`" + (text.size() > 1 && text.front() == '"' ? text.substr(1, text.size() - 2) : text)
+             + "`";
+    auto env = "`" + env_name(full) + "`";
+    if (auto a = env_aliases.find(full); a != env_aliases.end())
+      env += ", `" + a->second + "`";
+    auto meaning = option_description(*o);
+    for (auto& c : meaning)
+      if (c == '|')
+        c = '/';
+    out << "| `--" << full << "` | " << text << " | " << env << " | " << meaning << " |\n";
   }
   return out.str();
 }

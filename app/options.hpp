@@ -64,9 +64,23 @@ bool is_herald_option(const caf::config_option& opt);
 /// `HERALD_` + upper-case, `-` and `.` become `_`.
 std::string env_name(std::string_view name);
 
-/// Whether an option's value must never be printed or logged: its name
-/// contains `secret`, `key`, `token` or `password` (case-insensitive).
-bool is_secret(std::string_view name);
+/// Whether the value of the option named `name` must never be printed or
+/// logged: it is listed in `cfg.secret_options` (named explicitly, never
+/// guessed from the name: `token-refresh-grace` is a number of seconds).
+bool is_secret(const config& cfg, std::string_view name);
+
+/// Herald's description of `opt` for --help and the README table: the text
+/// given where the option is declared (app/config.cpp), or, for CAF's
+/// `scheduler.*` and `work-stealing.*` options, Herald's own text (CAF's
+/// would contradict the defaults Herald sets). Empty for an option Herald has
+/// no text for (a test requires one for every listed option).
+std::string option_description(const caf::config_option& opt);
+
+/// The default of `name` as documented where it depends on the machine
+/// ("number of cores" for `io-threads` and `scheduler.max-threads`,
+/// "unlimited" for `scheduler.max-throughput`); empty for the others, whose
+/// default is their value in a fresh config.
+std::string_view default_note(std::string_view name);
 
 /// `value` with the password of a URL's user info (`scheme://user:PASS@host`)
 /// replaced by `***`; other text unchanged.
@@ -79,15 +93,23 @@ enum class startup { run, exit_success, exit_failure };
 /// (precedence and names above), then runs config::validate().
 ///
 /// Handles the print-only commands first: `version` / `--version` (build
-/// info line), `--help` / `-h` (help_text), `--dump-config` (dump_config after
-/// loading everything).
+/// info line), `--help` / `-h` (help_text), `--help-markdown`
+/// (options_markdown), `--dump-config` (dump_config after loading
+/// everything).
+///
+/// Every source is read in full and every value that parses is applied, so
+/// one run reports every problem: unknown options, bad values, config file
+/// syntax errors and each validate() failure (validate() names one option at
+/// a time; after each message that option goes back to its default and
+/// validate() runs again).
 ///
 /// @param args the command line without the program name.
 /// @param env the environment (process_environment() in production).
 /// @param out receives the help, version and dump-config text.
 /// @param err receives one message per error, naming the option and its
-///        source: a config file that cannot be opened or parsed (with line
-///        and column), an unknown option or section, a value of the wrong
+///        source: a config file that cannot be opened, a config file line
+///        that is not `name=value` or `[section]` (file and line, in plain
+///        words), an unknown option or section, a value of the wrong
 ///        type or out of range (from the file, an environment variable or an
 ///        argument), a stray positional argument, or a validate() failure.
 /// @param sources if not null, receives the source of every option that a
@@ -99,14 +121,20 @@ startup load_config(config& cfg, const std::vector<std::string>& args, const env
                     std::map<std::string, option_source>* sources = nullptr);
 
 /// The effective configuration in the config-file format (INI sections,
-/// one `name=value` per option), readable back with --config-file. Secret
-/// options that are set appear only as a comment `; name=<redacted>`, and
-/// URL passwords as `***`.
+/// one `name=value` per option), readable back with --config-file to the
+/// same configuration. Secret options (is_secret) that are set appear only
+/// as a comment `; name=<redacted>`, and URL passwords as `***`.
 std::string dump_config(const config& cfg);
 
 /// `--help` text: usage, precedence, and every Herald option with its type,
 /// description (units), default and environment variable.
 std::string help_text(const config& cfg);
+
+/// The option table of README.md ("Configuration") in Markdown, from the
+/// same definitions as help_text(): one row per Herald option with its
+/// default and environment variable. Printed by `herald --help-markdown`; a
+/// test checks that README.md holds exactly this text.
+std::string options_markdown(const config& cfg);
 
 /// One line: `herald <version> (commit <git>, <build type>, <compiler>,
 /// CAF <x.y.z>, Boost <x.y.z>, spdlog <x.y.z>)`. The commit is recorded at

@@ -364,6 +364,8 @@ snapshot_t snapshot() {
   s.redis_up = redis_state.load(std::memory_order_relaxed);
   s.redis_reconnects = static_cast<std::uint64_t>(t.slots[s_redis_reconnects]);
   s.uptime_seconds = static_cast<double>(now_ns() - start_ns) / 1e9;
+  for (std::size_t b = 0; b <= bucket_count; ++b)
+    s.publish_to_write[b] = t.buckets[static_cast<std::size_t>(histogram::publish_to_write)][b];
   return s;
 }
 

@@ -132,6 +132,9 @@ struct snapshot_t {
   int redis_up = -1; ///< -1: in-process mode; 0 down; 1 up
   std::uint64_t redis_reconnects = 0;
   double uptime_seconds = 0;
+  /// herald_publish_to_write_seconds per bucket of bucket_bounds_ns, +Inf
+  /// last (not cumulative).
+  std::uint64_t publish_to_write[bucket_count + 1] = {};
 };
 snapshot_t snapshot();
 

@@ -13,7 +13,8 @@ std::error_code parse_publish_request(std::string_view body, std::size_t max_cha
   json doc;
   // The body object itself is one level: `data` may nest max_json_depth deep.
   if (!parse_client_json(body, doc, max_json_depth + 1) || !doc.is_object()) {
-    detail = "the body must be a JSON object";
+    detail = "the body must be a JSON object, with data nested at most "
+             + std::to_string(max_json_depth) + " deep";
     return errc::invalid_json;
   }
   auto ch = doc.find("channel");

@@ -15,6 +15,19 @@ std::string status_json() {
   auto s = metrics::snapshot();
   auto sse = static_cast<std::size_t>(metrics::transport::sse);
   auto ws = static_cast<std::size_t>(metrics::transport::ws);
+  // The latency histogram as Prometheus has it (cumulative counts per upper
+  // bound, seconds; +Inf as null), so the page computes quantiles of the
+  // observations between two samples.
+  auto le = nlohmann::json::array();
+  auto counts = nlohmann::json::array();
+  std::uint64_t cumulative = 0;
+  for (std::size_t b = 0; b <= metrics::bucket_count; ++b) {
+    cumulative += s.publish_to_write[b];
+    le.push_back(b < metrics::bucket_count
+                   ? nlohmann::json(static_cast<double>(metrics::bucket_bounds_ns[b]) / 1e9)
+                   : nlohmann::json(nullptr));
+    counts.push_back(cumulative);
+  }
   nlohmann::json j{
     {"version", metrics::version()},
     {"mode", s.redis_up < 0 ? "in-process" : "cluster"},
@@ -33,6 +46,7 @@ std::string status_json() {
     {"outbound_buffer_bytes", s.outbound_bytes},
     {"redis", s.redis_up < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.redis_up ? "up" : "down")},
     {"redis_reconnects", s.redis_reconnects},
+    {"publish_to_write_seconds", {{"le", le}, {"counts", counts}}},
   };
   return j.dump();
 }

@@ -28,7 +28,9 @@ bool wants_json(std::string_view accept) noexcept;
 /// uptime_seconds, connections {sse, ws, total}, channels,
 /// publications_received {http, redis}, deliveries, frames_written,
 /// bytes_written, outbound_buffer_bytes, redis ("up", "down", or null in
-/// in-process mode) and redis_reconnects. Counters are totals since start;
+/// in-process mode), redis_reconnects and publish_to_write_seconds (the
+/// latency histogram: `le`, bucket upper bounds in seconds with null for
+/// +Inf, and `counts`, cumulative). Counters are totals since start;
 /// rates are for the reader to compute from two samples.
 std::string status_json();
 

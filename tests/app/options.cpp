@@ -7,7 +7,10 @@
 #include <catch2/catch.hpp>
 #include <caf/config_option_adder.hpp>
 
+#include <cctype>
 #include <cstdio>
+#include <regex>
+#include <set>
 #include <fstream>
 #include <sstream>
 #include <unistd.h>
@@ -24,6 +27,7 @@ struct test_config : config {
     opt_group{custom_options_, "global"}
       .add(jwt_secret, "jwt-secret", "HMAC key for tokens")
       .add(api_key, "api-key", "publisher key");
+    secret_options = {"jwt-secret", "api-key"};
   }
 };
 
@@ -183,7 +187,10 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
   SECTION("environment: a secret's value is never echoed") {
     struct num_secret_config : config {
       std::size_t token_ttl = 1;
-      num_secret_config() { opt_group{custom_options_, "global"}.add(token_ttl, "token-ttl", "s"); }
+      num_secret_config() {
+        opt_group{custom_options_, "global"}.add(token_ttl, "token-ttl", "s");
+        secret_options.insert("token-ttl");
+      }
     } cfg;
     auto r = load(cfg, {}, {{"HERALD_TOKEN_TTL", "not-a-number-SECRET"}});
     CHECK(r.result == startup::exit_failure);
@@ -203,15 +210,51 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     config cfg;
     auto r = load(cfg, {"--config-file=" + ini.path});
     CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("unknown option scheduler.max-treads") != std::string::npos);
+    CHECK(r.err.find("unknown option scheduler.max-treads in section [scheduler] (config file "
+                     + ini.path + ", line 2)")
+          != std::string::npos);
   }
-  SECTION("file: syntax error has line and column") {
+  SECTION("file: a string without quotes, with its line") {
     temp_file ini{"[global]\nhost=unquoted\n"};
     config cfg;
     auto r = load(cfg, {"--config-file=" + ini.path});
     CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("config file " + ini.path) != std::string::npos);
-    CHECK(r.err.find("line") != std::string::npos);
+    CHECK(r.err.find("herald: bad value 'unquoted' for host: expected string in double quotes, "
+                     "e.g. host=\"...\" (config file " + ini.path + ", line 2)")
+          != std::string::npos);
+  }
+  SECTION("file: an empty value is reported on its own line, in plain words") {
+    // Was: "parser_error(unexpected_newline, ...line 3)" for line 2.
+    temp_file ini{"[global]\nport=\nhistory-size=5\n"};
+    config cfg;
+    auto r = load(cfg, {"--config-file=" + ini.path});
+    CHECK(r.result == startup::exit_failure);
+    CHECK(r.err.find("herald: port has no value; write port=<uint16> (config file " + ini.path
+                     + ", line 2)")
+          != std::string::npos);
+    CHECK(r.err.find("parser_error") == std::string::npos);
+    CHECK(r.err.find("line 3") == std::string::npos);
+  }
+  SECTION("file: every bad line at once, with file and line") {
+    temp_file ini{"; comment\n[global]\nport=\nhost=\"a\nbogus=1\nnot a setting\n"
+                  "history-size=0\n[scheduler]\nmax-treads=2\npolicy=sharing\n"};
+    config cfg;
+    auto r = load(cfg, {"--config-file=" + ini.path});
+    CHECK(r.result == startup::exit_failure);
+    auto at = [&](int line) { return "(config file " + ini.path + ", line " + std::to_string(line) + ")"; };
+    CHECK(r.err.find("port has no value; write port=<uint16> " + at(3)) != std::string::npos);
+    CHECK(r.err.find("a value opens a double quote and does not close it " + at(4))
+          != std::string::npos);
+    CHECK(r.err.find("unknown option bogus " + at(5)) != std::string::npos);
+    CHECK(r.err.find("expected name=value or [section], found 'not a setting' " + at(6))
+          != std::string::npos);
+    CHECK(r.err.find("--history-size must be greater than 0 (from " + at(7).substr(1))
+          != std::string::npos);
+    CHECK(r.err.find("unknown option scheduler.max-treads in section [scheduler] " + at(9))
+          != std::string::npos);
+    CHECK(r.err.find("bad value 'sharing' for scheduler.policy: expected atom in single quotes, "
+                     "e.g. policy='...' " + at(10))
+          != std::string::npos);
   }
   SECTION("file: missing explicit file") {
     config cfg;
@@ -224,7 +267,8 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     config cfg;
     auto r = load(cfg, {}, {{"HERALD_CONFIG_FILE", ini.path}});
     CHECK(r.result == startup::exit_failure); // validate(): must be greater than 0
-    CHECK(r.err.find("--history-size must be greater than 0 (from config file " + ini.path + ")")
+    CHECK(r.err.find("--history-size must be greater than 0 (from config file " + ini.path
+                     + ", line 2)")
           != std::string::npos);
   }
   SECTION("validate() failures name the source of the value") {
@@ -240,6 +284,20 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     auto r = load(cfg, {"--port=x"}, {{"HERALD_IO_THREADS", "y"}});
     CHECK(r.err.find("--port") != std::string::npos);
     CHECK(r.err.find("HERALD_IO_THREADS") != std::string::npos);
+  }
+  SECTION("a parse error and value errors are reported together") {
+    // Was: only "unknown option --bogus".
+    config cfg;
+    auto r = load(cfg, {"--history-size=0", "--bogus=1", "--log-format=xml"},
+                  {{"HERALD_SHUTDOWN_TIMEOUT", "0"}});
+    CHECK(r.result == startup::exit_failure);
+    CHECK(r.err.find("unknown option --bogus (command line)") != std::string::npos);
+    CHECK(r.err.find("--history-size must be greater than 0 (from command line)")
+          != std::string::npos);
+    CHECK(r.err.find("--log-format must be text or json (from command line)") != std::string::npos);
+    CHECK(r.err.find("--shutdown-timeout must be 1-3600 seconds (from environment variable "
+                     "HERALD_SHUTDOWN_TIMEOUT)")
+          != std::string::npos);
   }
 }
 
@@ -296,9 +354,217 @@ TEST_CASE("URL passwords and secret names") {
   CHECK(redact_url("redis://user:pw@host:1") == "redis://user:***@host:1");
   CHECK(redact_url("redis://host:1") == "redis://host:1");
   CHECK(redact_url("plain") == "plain");
-  CHECK(is_secret("jwt-secret"));
-  CHECK(is_secret("api-key"));
-  CHECK(is_secret("admin-token"));
-  CHECK(is_secret("redis-password"));
-  CHECK_FALSE(is_secret("port"));
+}
+
+TEST_CASE("secret options are named, not guessed from their names") {
+  test_config cfg;
+  CHECK(is_secret(cfg, "jwt-secret"));
+  CHECK(is_secret(cfg, "api-key"));
+  CHECK_FALSE(is_secret(cfg, "port"));
+  // Numbers and file names whose names contain token/key/secret are not secrets.
+  CHECK_FALSE(is_secret(cfg, "token-refresh-grace"));
+  CHECK_FALSE(is_secret(cfg, "jwt-secret-file"));
+  CHECK_FALSE(is_secret(cfg, "api-key-file"));
+  CHECK_FALSE(is_secret(cfg, "jwt-public-key"));
+  CHECK(config{}.secret_options.empty());
+  cfg.jwt_secret = "hunter2-jwt";
+  auto help = help_text(cfg);
+  CHECK(help.find("default <redacted>; env HERALD_JWT_SECRET\n") != std::string::npos);
+  CHECK(help.find("hunter2") == std::string::npos);
+  CHECK(help.find("default 25; env HERALD_TOKEN_REFRESH_GRACE\n") != std::string::npos);
+}
+
+TEST_CASE("the dump of every non-secret option reads back to the same configuration") {
+  // Every Herald option gets a value other than its default; the dump must
+  // write each one as a setting (not a comment) and read back to the same
+  // dump. Was: token-refresh-grace was dumped as "; ...=<redacted>" (its
+  // name contains "token") and read back as the default.
+  test_config base;
+  const std::map<std::string, std::string> valid = {
+    {"log-level", "debug"}, {"log-format", "json"}, {"jwt-algorithm", "ES256"},
+    {"scheduler.policy", "stealing"}, {"redis-url", "redis://127.0.0.1:7/1"}};
+  std::vector<std::string> args{"--dump-config"};
+  std::vector<std::string> keys;
+  for (const auto& opt : base.option_set()) {
+    auto name = option_name(opt);
+    if (!is_herald_option(opt) || is_secret(base, name))
+      continue;
+    auto type = std::string{opt.type_name().data(), opt.type_name().size()};
+    std::string v;
+    if (auto i = valid.find(name); i != valid.end())
+      v = i->second;
+    else if (opt.is_flag())
+      v = "true";
+    else if (type == "string")
+      v = "set-" + name;
+    else if (type == "timespan")
+      v = "7ms";
+    else if (auto cur = opt.get(); cur && caf::to_string(*cur) == "3")
+      v = "4";
+    else
+      v = "3";
+    args.push_back("--" + name + "=" + v);
+    keys.push_back(std::string{opt.long_name().data(), opt.long_name().size()});
+  }
+  REQUIRE(keys.size() > 50);
+  test_config cfg;
+  auto first = load(cfg, args);
+  INFO(first.err);
+  REQUIRE(first.result == startup::exit_success);
+  for (const auto& k : keys) {
+    INFO(k);
+    CHECK(first.out.find("\n" + k + "=") != std::string::npos);
+    CHECK(first.out.find("; " + k + "=") == std::string::npos);
+  }
+  CHECK(first.out.find("\ntoken-refresh-grace=3\n") != std::string::npos);
+  temp_file ini{first.out};
+  test_config again;
+  auto second = load(again, {"--dump-config", "--config-file=" + ini.path});
+  INFO(second.err);
+  REQUIRE(second.result == startup::exit_success);
+  CHECK(second.out == first.out);
+  CHECK(again.token_refresh_grace == 3);
+}
+
+TEST_CASE("every help line is Herald's own text") {
+  config cfg;
+  auto help = help_text(cfg);
+  // Was: "'stealing' (default) or 'sharing'" then "default 'sharing'" (CAF's text).
+  CHECK(help.find("(default)") == std::string::npos);
+  CHECK(help.find("nr. of") == std::string::npos);
+  CHECK(help.find("default 'sharing'") != std::string::npos);
+  CHECK(help.find("default number of cores (") != std::string::npos);
+  auto caf_defaults = cfg.dump_content();
+  for (const auto& opt : cfg.option_set()) {
+    if (!is_herald_option(opt))
+      continue;
+    auto name = option_name(opt);
+    INFO(name);
+    auto text = option_description(opt);
+    CHECK_FALSE(text.empty());
+    CHECK(help.find(text) != std::string::npos);
+    // A default restated at the end of a description, "(25)", is the real one.
+    if (text.size() > 2 && text.back() == ')') {
+      auto open = text.rfind('(');
+      auto said = text.substr(open + 1, text.size() - open - 2);
+      if (!said.empty() && std::isdigit(static_cast<unsigned char>(said[0]))) {
+        auto value = opt.get();
+        REQUIRE(value);
+        CHECK(caf::to_string(*value) == said);
+      }
+    }
+  }
+}
+
+namespace {
+
+std::string read_source(const std::string& path) {
+  std::ifstream in{std::string{HERALD_SOURCE_DIR} + "/" + path};
+  REQUIRE(in);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+} // namespace
+
+TEST_CASE("README's option table is the one herald --help-markdown prints") {
+  auto readme = read_source("README.md");
+  const std::string begin = "<!-- options: generated by `build/bin/herald --help-markdown` -->\n";
+  const std::string end = "<!-- end of options -->";
+  auto b = readme.find(begin);
+  REQUIRE(b != std::string::npos);
+  auto e = readme.find(end, b);
+  REQUIRE(e != std::string::npos);
+  auto table = readme.substr(b + begin.size(), e - b - begin.size());
+  config cfg;
+  CHECK(table == options_markdown(cfg));
+  std::ostringstream out, err;
+  CHECK(load_config(cfg, {"--help-markdown"}, {}, out, err) == startup::exit_success);
+  CHECK(out.str() == options_markdown(cfg));
+}
+
+TEST_CASE("every --option the docs name exists, and the defaults they state are the real ones") {
+  config cfg;
+  // Meta options, the placeholder of `--name=value`, and herald-loadtest's
+  // own option that docs/tuning.md names.
+  std::set<std::string> names{"help",          "version", "dump-config", "config-file",
+                              "help-markdown", "name",    "find-max"};
+  for (const auto& opt : cfg.option_set())
+    if (is_herald_option(opt))
+      names.insert(option_name(opt));
+  auto value_text = [&](const std::string& name) {
+    auto opt = cfg.option_set().qualified_name_lookup(
+      name.find('.') == std::string::npos ? "global." + name : name);
+    REQUIRE(opt);
+    if (auto v = opt->get())
+      return caf::to_string(*v);
+    if (auto v = caf::get_if(&cfg.content, name))
+      return caf::to_string(*v); // CAF's options that Herald sets (scheduler.policy)
+    auto caf_defaults = cfg.dump_content();
+    auto v = caf::get_if(&caf_defaults, name);
+    REQUIRE(v);
+    return caf::to_string(*v);
+  };
+  std::regex option_ref{R"(`--([a-z][a-z0-9.-]*)[=`])"};
+  // "`--name` (8192)", "`--name` (5 s)", "`--name` (20; 0: off)": a default.
+  std::regex stated{R"(`--([a-z][a-z0-9.-]*)` \((\d+)[ ;),])"};
+  // A row of a table with a default column: "| `--name` | 5 s | ...".
+  std::regex row{R"(\n\| `--([a-z][a-z0-9.-]*)` \| ([^|]+) \|)"};
+  // The value a default cell states, in the dump's words ("1 MiB" is
+  // 1048576, "5 s" is 5, "off" is false, "(none)" is ""), or the note of a
+  // machine-dependent default as is.
+  auto stated_value = [&](const std::string& name, std::string cell) -> std::string {
+    if (!default_note(name).empty())
+      return cell;
+    if (cell.size() > 1 && cell.front() == '`' && cell.back() == '`')
+      cell = cell.substr(1, cell.size() - 2);
+    if (cell == "off")
+      return "false";
+    if (cell == "(none)" || cell == "(not checked)" || cell == "empty")
+      return "\"\"";
+    std::smatch m;
+    if (std::regex_match(cell, m, std::regex{R"((\d+)( s| ms| KiB| MiB)?)"})) {
+      auto n = std::stoull(m[1]);
+      if (m[2] == " KiB")
+        n *= 1024;
+      if (m[2] == " MiB")
+        n *= 1024 * 1024;
+      return std::to_string(n);
+    }
+    return "'" + cell + "'"; // an atom (scheduler.policy) or a string in the dump's quotes
+  };
+  for (auto doc : {"README.md", "docs/protocol.md", "docs/auth.md", "docs/cluster.md",
+                   "docs/metrics.md", "docs/tuning.md", "docs/architecture.md"}) {
+    auto text = read_source(doc);
+    for (std::sregex_iterator i{text.begin(), text.end(), option_ref}, end; i != end; ++i) {
+      INFO(doc << ": --" << (*i)[1]);
+      CHECK(names.count((*i)[1]));
+    }
+    std::size_t checked = 0;
+    for (std::sregex_iterator i{text.begin(), text.end(), stated}, end; i != end; ++i, ++checked) {
+      INFO(doc << ": " << (*i)[0]);
+      CHECK(value_text((*i)[1]) == (*i)[2].str());
+    }
+    // Tables with a default column: docs/auth.md's and docs/tuning.md's.
+    if (std::string{doc} == "docs/auth.md" || std::string{doc} == "docs/tuning.md")
+      for (std::sregex_iterator i{text.begin(), text.end(), row}, end; i != end; ++i, ++checked) {
+        INFO(doc << ": " << (*i)[0]);
+        auto name = (*i)[1].str();
+        auto note = default_note(name);
+        auto real = note.empty() ? value_text(name) : std::string{note};
+        auto said = stated_value(name, (*i)[2].str());
+        if (real.size() > 1 && real.front() == '"')
+          real = "'" + real.substr(1, real.size() - 2) + "'";
+        if (said == "''")
+          said = "\"\"";
+        if (real == "''")
+          real = "\"\"";
+        CHECK(said == real);
+      }
+    if (std::string{doc} == "docs/protocol.md")
+      CHECK(checked >= 10);
+    if (std::string{doc} == "docs/auth.md")
+      CHECK(checked >= 8);
+  }
 }

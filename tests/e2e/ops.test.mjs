@@ -139,7 +139,7 @@ describe("configuration and build info", () => {
       [["--nope=1"], {}, /unknown option --nope \(command line\)/],
       [[], { HERALD_WS_PING_INTERVAL: "soon" }, /--ws-ping-interval \(environment variable HERALD_WS_PING_INTERVAL\)/],
       [[], { PORT: "99999" }, /--port \(environment variable PORT\)/],
-      [[`--config-file=${ini}`], {}, new RegExp(`client-max-buffer \\(config file ${ini}, section \\[global\\]\\)`)],
+      [[`--config-file=${ini}`], {}, new RegExp(`bad value '-1' for client-max-buffer: expected uint64 \\(config file ${ini}, line 2\\)`)],
       [[], { HERALD_SHUTDOWN_TIMEOUT: "0" }, /--shutdown-timeout must be 1-3600 seconds \(from environment variable HERALD_SHUTDOWN_TIMEOUT\)/],
     ];
     for (const [args, env, pattern] of cases) {
@@ -147,6 +147,13 @@ describe("configuration and build info", () => {
       assert.notEqual(r.code, 0, `${args} ${JSON.stringify(env)} should fail`);
       assert.match(r.stderr, pattern);
     }
+  });
+
+  test("every problem in one run: a parse error and value errors together", async () => {
+    const r = await runHerald(["--history-size=0", "--bogus=1"], {});
+    assert.notEqual(r.code, 0);
+    assert.match(r.stderr, /unknown option --bogus \(command line\)/);
+    assert.match(r.stderr, /--history-size must be greater than 0 \(from command line\)/);
   });
 
   test("--dump-config redacts secrets and URL passwords", async () => {

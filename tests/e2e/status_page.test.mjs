@@ -6,14 +6,23 @@
 // token appended to the EventSource URL. Also: GET / answers JSON to
 // clients that ask for it, and GET /v1/info always.
 //
+// The charts (deliveries/s, publications/s, connections, publish-to-write
+// p50/p99, queued bytes) are drawn from /v1/status samples while the test
+// publishes; a screenshot of them is written to $HERALD_E2E_ARTIFACTS (else
+// the system temp directory) and its pixels are checked for the lines.
+//
 // Uses the system Chromium (/usr/bin/chromium, or $HERALD_CHROMIUM).
 
 import assert from "node:assert/strict";
+import { mkdirSync } from "node:fs";
+import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
 import { chromium } from "playwright-core";
 
 import { getJson, publishOk, sseReady, startHerald } from "./lib/herald.mjs";
+
+const ARTIFACTS = process.env.HERALD_E2E_ARTIFACTS || (await import("node:os")).tmpdir();
 
 const CHROMIUM = process.env.HERALD_CHROMIUM || "/usr/bin/chromium";
 const CHROMIUM_ARGS = [
@@ -145,6 +154,80 @@ describe("status page", { timeout: 40_000 }, () => {
     } finally {
       await context.close();
     }
+    assert.deepEqual(errors, [], "no console errors");
+  });
+
+  test("charts the last minutes from /v1/status samples, with data (screenshot)", { timeout: 30_000 }, async () => {
+    const subscriber = await sseReady(herald.url, ["stream:status-chart"]);
+    held.push(subscriber);
+    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(8000);
+    const errors = [];
+    page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
+    page.on("pageerror", (err) => errors.push(String(err)));
+    // Every request the page makes stays on this server: no CDN, no external script.
+    const foreign = [];
+    page.on("request", (req) => !req.url().startsWith(herald.url) && !req.url().startsWith("data:") && foreign.push(req.url()));
+    try {
+      await page.goto(`${herald.url}/?refresh_ms=300`, { timeout: 5000 });
+      const charts = ["deliveries", "publications", "connections", "latency", "queued"];
+      const stats = () =>
+        page.evaluate((names) => Object.fromEntries(names.map((n) => {
+          const box = document.getElementById(`chart-${n}`);
+          return [n, { points: Number(box.dataset.points || 0), max: Number(box.dataset.max || 0),
+                       lines: box.querySelectorAll("svg polyline").length }];
+        })), charts);
+      // Publish (delivered to the held subscriber) until every chart with
+      // traffic has several points and a positive value.
+      let n = 0;
+      let s;
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        for (let i = 0; i < 5; i++) await publishOk(herald.url, { channel: "stream:status-chart", event: "tick", data: { n: n++ } });
+        await page.waitForTimeout(100);
+        s = await stats();
+        const ready = ["deliveries", "publications", "connections", "latency"].every((c) => s[c].points >= 3 && s[c].max > 0);
+        if (ready) break;
+        assert.ok(Date.now() < deadline, `charts with data within 15 s: ${JSON.stringify(s)}`);
+      }
+      assert.equal(s.publications.lines, 1, "in-process mode: no Redis line");
+      assert.equal(s.latency.lines, 2, "p50 and p99");
+      assert.ok(s.queued.points >= 3, "queued bytes are charted too (0 when clients keep up)");
+      const legend = await page.textContent("#chart-latency .legend");
+      assert.match(legend, /p50 [\d.]+/);
+      assert.match(legend, /p99 [\d.]+/);
+
+      mkdirSync(ARTIFACTS, { recursive: true });
+      const file = path.join(ARTIFACTS, "status-page-charts.png");
+      await page.locator("#charts").screenshot({ path: file });
+      // The screenshot shows the lines: count pixels of each series' colour
+      // in the rendered image of that chart.
+      for (const [chart, color] of [["deliveries", [0x5f, 0xb3, 0xf9]], ["publications", [0x4c, 0xc3, 0x8a]],
+                                    ["connections", [0x5f, 0xb3, 0xf9]], ["latency", [0xef, 0x6b, 0x73]]]) {
+        const png = await page.locator(`#chart-${chart} svg`).screenshot();
+        const pixels = await page.evaluate(async ([b64, rgb]) => {
+          const img = new Image();
+          img.src = `data:image/png;base64,${b64}`;
+          await img.decode();
+          const canvas = document.createElement("canvas");
+          canvas.width = img.width;
+          canvas.height = img.height;
+          const ctx = canvas.getContext("2d");
+          ctx.drawImage(img, 0, 0);
+          const d = ctx.getImageData(0, 0, img.width, img.height).data;
+          let count = 0;
+          for (let i = 0; i < d.length; i += 4)
+            if (Math.abs(d[i] - rgb[0]) < 30 && Math.abs(d[i + 1] - rgb[1]) < 30 && Math.abs(d[i + 2] - rgb[2]) < 30) count++;
+          return count;
+        }, [png.toString("base64"), color]);
+        assert.ok(pixels > 50, `${chart}: ${pixels} pixels of its line in the screenshot`);
+      }
+      console.log(`# status page charts: ${file}`);
+    } finally {
+      await context.close();
+    }
+    assert.deepEqual(foreign, [], "no request leaves the server");
     assert.deepEqual(errors, [], "no console errors");
   });
 });

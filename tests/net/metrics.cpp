@@ -187,3 +187,20 @@ TEST_CASE("/v1/status reports the recorded figures", "[metrics][http]") {
   metrics::connection_closed(metrics::transport::sse, close_reason::client);
   metrics::channels(-2);
 }
+
+TEST_CASE("/v1/status carries the publish-to-write histogram, cumulative", "[metrics][http]") {
+  auto before = nlohmann::json::parse(herald::net::http::status_json())["publish_to_write_seconds"];
+  metrics::observe(metrics::histogram::publish_to_write, 3'000'000); // 3 ms: le 0.005
+  auto h = nlohmann::json::parse(herald::net::http::status_json())["publish_to_write_seconds"];
+  REQUIRE(h["le"].size() == metrics::bucket_count + 1);
+  REQUIRE(h["counts"].size() == metrics::bucket_count + 1);
+  CHECK(h["le"][0] == 5e-05);
+  CHECK(h["le"][metrics::bucket_count].is_null());
+  for (std::size_t b = 0; b <= metrics::bucket_count; ++b) {
+    INFO(b);
+    auto added = h["counts"][b].get<std::uint64_t>() - before["counts"][b].get<std::uint64_t>();
+    CHECK(added == (h["le"][b].is_null() || h["le"][b].get<double>() >= 0.005 ? 1u : 0u));
+    if (b > 0)
+      CHECK(h["counts"][b] >= h["counts"][b - 1]);
+  }
+}

@@ -3,14 +3,36 @@
 // herald_redis_reconnects_total counts the outage, Redis command latency is
 // observed per command, publications are counted once from the HTTP
 // publisher and once as they come back from Redis, and the exposition passes
-// `promtool check metrics` throughout.
+// `promtool check metrics` throughout. The Grafana dashboard
+// (docker/grafana/dashboards/herald.json) is checked against the same live
+// exposition: every query parses (`promtool check rules`) and every metric it
+// names is exposed; docker/compose.yml mounts it.
 
 import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readFileSync, writeFileSync, existsSync } from "node:fs";
+import path from "node:path";
 import { after, describe, test } from "node:test";
 
 import { getJson, publishOk } from "../lib/herald.mjs";
 import { promtoolCheck, scrape } from "../lib/metrics.mjs";
-import { sseItems, sseSubscribe, startClusterHerald, startRedis, waitReady, waitUntil } from "./lib.mjs";
+import { REPO, sseItems, sseSubscribe, startClusterHerald, startRedis, tempDir, waitReady, waitUntil } from "./lib.mjs";
+import { PROMTOOL } from "../lib/metrics.mjs";
+
+const DASHBOARD = path.join(REPO, "docker", "grafana", "dashboards", "herald.json");
+
+/** Every PromQL expression of a Grafana dashboard (panels, nested rows too). */
+function dashboardQueries(dashboard) {
+  const out = [];
+  const walk = (panels = []) => {
+    for (const p of panels) {
+      for (const t of p.targets || []) out.push({ panel: p.title, expr: t.expr });
+      walk(p.panels);
+    }
+  };
+  walk(dashboard.panels);
+  return out;
+}
 
 const stops = [];
 after(async () => {
@@ -86,5 +108,54 @@ describe("cluster metrics", { timeout: 90_000 }, () => {
     const up = await scrapeUntil(h.url, (m) => m.get("herald_redis_up") === 1, "herald_redis_up 1 again", 20_000);
     assert.equal(up.get("herald_redis_reconnects_total"), 1);
     assert.equal((await getJson(h.url, "/v1/status")).json.redis_reconnects, 1);
+  });
+
+  test("the Grafana dashboard queries only metrics a live herald exposes, and compose mounts it", async () => {
+    const redis = await startRedis();
+    stops.push(() => redis.stop());
+    const h = await startClusterHerald(redis.url);
+    stops.push(() => h.stop());
+    await waitReady(h.url);
+    // One delivery, so the histograms have observations (names exist either way).
+    const sub = await sseSubscribe(h.url, ["stream:dashboard"]);
+    stops.push(() => sub.close());
+    const m = await scrapeUntil(h.url, (x) => x.get("herald_redis_up") === 1, "herald_redis_up 1");
+    const exposed = new Set([...m.series.keys()].map((k) => k.replace(/\{.*$/, "")));
+
+    const dashboard = JSON.parse(readFileSync(DASHBOARD, "utf8"));
+    assert.equal(dashboard.uid, "herald");
+    const queries = dashboardQueries(dashboard);
+    assert.ok(queries.length >= 15, `${queries.length} queries`);
+    const names = new Set();
+    for (const { panel, expr } of queries) {
+      assert.ok(expr, `panel ${panel} has a query`);
+      // Metric names: identifiers that are not PromQL functions, keywords or label names.
+      for (const name of expr.match(/\b(?:herald|process)_[a-z_]+\b/g) || []) {
+        names.add(name);
+        assert.ok(exposed.has(name), `panel "${panel}": ${name} is not in /metrics (${expr})`);
+      }
+      assert.ok(/\b(?:herald|process)_/.test(expr), `panel "${panel}" queries a Herald metric: ${expr}`);
+    }
+    assert.ok(names.size >= 15, [...names].join(" "));
+
+    // Every expression is valid PromQL: promtool checks them as recording rules.
+    const dir = tempDir("herald-dashboard-");
+    const rules = path.join(dir, "rules.yml");
+    writeFileSync(rules, "groups:\n  - name: dashboard\n    rules:\n" +
+      queries.map((q, i) => `      - record: dashboard:query_${i}\n        expr: ${JSON.stringify(q.expr)}\n`).join(""));
+    const check = spawnSync(PROMTOOL, ["check", "rules", rules], { encoding: "utf8", timeout: 10_000 });
+    assert.equal(check.status, 0, `${check.stdout}${check.stderr}`);
+
+    // docker/compose.yml mounts the dashboard and its provisioning.
+    const compose = readFileSync(path.join(REPO, "docker", "compose.yml"), "utf8");
+    for (const mount of ["./grafana/dashboards:/var/lib/grafana/dashboards", "./grafana/provisioning:/etc/grafana/provisioning",
+                         "./prometheus.yml:/etc/prometheus/prometheus.yml"]) {
+      assert.ok(compose.includes(mount), mount);
+      assert.ok(existsSync(path.join(REPO, "docker", mount.split(":")[0])), mount);
+    }
+    const provider = readFileSync(path.join(REPO, "docker", "grafana", "provisioning", "dashboards", "herald.yml"), "utf8");
+    assert.match(provider, /path: \/var\/lib\/grafana\/dashboards/);
+    const datasource = readFileSync(path.join(REPO, "docker", "grafana", "provisioning", "datasources", "prometheus.yml"), "utf8");
+    assert.match(datasource, new RegExp(`uid: ${dashboard.panels[0].datasource.uid}\\b`));
   });
 });

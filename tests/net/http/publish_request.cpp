@@ -238,6 +238,14 @@ TEST_CASE("data nested exactly 64 deep is accepted",
   CHECK(out.data == nested(64));
 }
 
+TEST_CASE("a body nested too deep is told so", "[http][publish][bad-input]") {
+  // Was: "the body must be a JSON object" for a valid object nested too deep.
+  publish_request out;
+  std::string detail;
+  CHECK(parse_publish_request(with_data(nested(65)), max64, out, detail) == errc::invalid_json);
+  CHECK(detail == "the body must be a JSON object, with data nested at most 64 deep");
+}
+
 TEST_CASE("body that is not a JSON object", "[http][publish][bad-input]") {
   for (std::string_view body : {"", " ", "not json", "{", "{\"channel\":\"stream:1\"",
                                 "[]", R"([{"channel":"stream:1","event":"e","data":1}])", "null",

@@ -1,0 +1,269 @@
+// The tables of docs/protocol.md and docs/auth.md, read and compared with the
+// server: the error table (net/errors.cpp), the refusal texts of net/auth,
+// and the gap reasons the code writes. A change that makes the docs drift
+// from the server fails here.
+#include "net/errors.hpp"
+
+#include "net/auth/gate.hpp"
+#include "net/auth/jwt_verifier.hpp"
+#include "net/auth/policy.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <fstream>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+using herald::errc;
+using herald::info;
+
+namespace {
+
+std::string read_source(const std::string& path) {
+  std::ifstream in{std::string{HERALD_SOURCE_DIR} + "/" + path};
+  INFO(path);
+  REQUIRE(in);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+// The text of section `heading` ("## HTTP errors") up to the next heading of
+// the same or a higher level.
+std::string section(const std::string& doc, const std::string& heading) {
+  auto b = doc.find("\n" + heading + "\n");
+  INFO(heading);
+  REQUIRE(b != std::string::npos);
+  auto level = heading.substr(0, heading.find(' ') + 1);
+  auto e = b + heading.size() + 2;
+  for (;;) {
+    e = doc.find("\n#", e);
+    if (e == std::string::npos)
+      break;
+    auto hashes = doc.substr(e + 1, doc.find(' ', e + 1) - e);
+    if (hashes.size() <= level.size())
+      break;
+    ++e;
+  }
+  return doc.substr(b, e == std::string::npos ? std::string::npos : e - b);
+}
+
+// The rows of the first table in `text` (header and separator skipped), cells trimmed.
+std::vector<std::vector<std::string>> table(const std::string& text) {
+  std::vector<std::vector<std::string>> rows;
+  std::istringstream in{text};
+  bool seen = false;
+  int skip = 2;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("|", 0) != 0) {
+      if (seen)
+        break;
+      continue;
+    }
+    seen = true;
+    if (skip > 0) {
+      --skip;
+      continue;
+    }
+    std::vector<std::string> cells;
+    std::size_t pos = 1;
+    while (pos < line.size()) {
+      auto next = line.find(" | ", pos);
+      if (next == std::string::npos)
+        next = line.rfind('|');
+      auto cell = line.substr(pos, next - pos);
+      auto b = cell.find_first_not_of(' ');
+      auto e = cell.find_last_not_of(' ');
+      cells.push_back(b == std::string::npos ? "" : cell.substr(b, e - b + 1));
+      if (next + 1 >= line.size())
+        break;
+      pos = next + 2;
+    }
+    rows.push_back(cells);
+  }
+  return rows;
+}
+
+std::string unquote(const std::string& cell) {
+  return cell.size() >= 2 && cell.front() == '`' && cell.back() == '`'
+           ? cell.substr(1, cell.size() - 2)
+           : cell;
+}
+
+// Every `word` in backticks in `text`.
+std::set<std::string> backticked(const std::string& text) {
+  std::set<std::string> out;
+  std::regex re{"`([a-z_]+)`"};
+  for (std::sregex_iterator i{text.begin(), text.end(), re}, end; i != end; ++i)
+    out.insert((*i)[1]);
+  return out;
+}
+
+errc by_code(const std::string& code) {
+  for (std::size_t i = 0; i < herald::errc_count; ++i)
+    if (info(static_cast<errc>(i)).code == code)
+      return static_cast<errc>(i);
+  FAIL("no errc with code " << code);
+  return errc::none;
+}
+
+// Codes only a WebSocket client or an SSE stream can get: never an HTTP status.
+const std::set<std::string> not_http = {"none",           "unknown_op",      "invalid_since",
+                                        "already_subscribed", "not_subscribed", "unsupported_data",
+                                        "slow_client",    "cancelled",       "token_expired",
+                                        "rate_limited",   "too_many_subscribes"};
+
+} // namespace
+
+TEST_CASE("docs/protocol.md: the HTTP error table is the server's error table", "[docs]") {
+  auto rows = table(section(read_source("docs/protocol.md"), "## HTTP errors"));
+  REQUIRE(rows.size() > 10);
+  std::set<std::string> documented;
+  for (const auto& r : rows) {
+    REQUIRE(r.size() == 3);
+    auto code = unquote(r[1]);
+    INFO(code);
+    CHECK(std::to_string(info(by_code(code)).http_status) == r[0]);
+    CHECK_FALSE(not_http.count(code));
+    documented.insert(code);
+  }
+  for (std::size_t i = 0; i < herald::errc_count; ++i) {
+    std::string code{info(static_cast<errc>(i)).code};
+    INFO(code);
+    CHECK((documented.count(code) || not_http.count(code)));
+  }
+}
+
+TEST_CASE("docs/protocol.md: WebSocket errors and close codes", "[docs]") {
+  auto doc = read_source("docs/protocol.md");
+  auto ws = section(doc, "## Subscribe over WebSocket: `GET /v1/ws`");
+  // The paragraph listing the errors that answer a command.
+  auto b = ws.find("Errors that answer a command");
+  REQUIRE(b != std::string::npos);
+  auto paragraph = ws.substr(b, ws.find("\n\n", b) - b);
+  std::set<std::string> listed;
+  // Words in backticks that are not error codes: op names and field names.
+  const std::set<std::string> words = {"connect", "refresh", "subscribe", "unsubscribe",
+                                       "unsubscribed", "id", "channel", "since", "sub"};
+  for (const auto& w : backticked(paragraph))
+    if (!words.count(w))
+      listed.insert(w);
+  // Every error a WebSocket command can get (was: too_many_subscribes missing).
+  const std::set<std::string> sent = {"invalid_json",       "invalid_request",   "unknown_op",
+                                      "invalid_channel",    "invalid_since",     "already_subscribed",
+                                      "not_subscribed",     "too_many_channels", "unauthorized",
+                                      "forbidden",          "rate_limited",      "too_many_subscribes",
+                                      "cancelled"};
+  CHECK(listed == sent);
+  for (const auto& code : listed)
+    CHECK(info(by_code(code)).code == code);
+
+  // Close codes: each code the server closes with is in the table, and each
+  // row's code is one the error table (or RFC 6455 framing) uses.
+  auto rows = table(section(doc, "### Close codes (RFC 6455 section 7.4.1)"));
+  std::set<std::string> codes;
+  for (const auto& r : rows)
+    codes.insert(r[0]);
+  for (auto e : {errc::unsupported_data, errc::payload_too_large, errc::shutting_down,
+                 errc::slow_client, errc::unauthorized, errc::token_expired, errc::rate_limited,
+                 errc::too_many_subscribes}) {
+    INFO(info(e).code);
+    CHECK(codes.count(std::to_string(info(e).close_code)));
+  }
+  std::set<std::string> used{"1002", "1007"}; // framing errors, net/ws/frame_codec
+  for (std::size_t i = 0; i < herald::errc_count; ++i)
+    used.insert(std::to_string(info(static_cast<errc>(i)).close_code));
+  for (const auto& c : codes) {
+    INFO(c);
+    CHECK(used.count(c));
+  }
+}
+
+TEST_CASE("docs/protocol.md: every gap reason the code writes, on every transport", "[docs]") {
+  auto rows = table(section(read_source("docs/protocol.md"), "## Gaps"));
+  std::map<std::string, std::vector<std::string>> documented;
+  for (const auto& r : rows) {
+    REQUIRE(r.size() == 4);
+    documented[unquote(r[0])] = r;
+  }
+  // The reasons in the code: recovery decisions (actors/channel_actor.cpp),
+  // live gaps (net/subscription_table.cpp) and the slow-client notice.
+  std::set<std::string> in_code{"slow_client"};
+  std::regex reason_re{R"re((?:reason = |gap\(e, )"([a-z_]+)")re"};
+  for (auto file : {"actors/channel_actor.cpp", "net/subscription_table.cpp"}) {
+    auto text = read_source(file);
+    for (std::sregex_iterator i{text.begin(), text.end(), reason_re}, end; i != end; ++i)
+      in_code.insert((*i)[1]);
+  }
+  CHECK(in_code.size() == 5);
+  std::set<std::string> doc_reasons;
+  for (const auto& [k, v] : documented)
+    doc_reasons.insert(k);
+  CHECK(doc_reasons == in_code);
+  // Live gaps reach both transports (was: SSE's missed_publications and
+  // WebSocket's epoch_changed were not listed).
+  for (auto live : {"missed_publications", "epoch_changed"}) {
+    INFO(live);
+    REQUIRE(documented.count(live));
+    CHECK(documented[live][1].find("live") != std::string::npos);
+    CHECK(documented[live][2].find("live `gap`") != std::string::npos);
+  }
+  auto subscription_table = read_source("net/subscription_table.cpp");
+  CHECK(subscription_table.find("sse::encode_gap(e.channel, reason)") != std::string::npos);
+}
+
+TEST_CASE("docs/auth.md: the refusal texts are the ones the server sends", "[docs]") {
+  auto doc = read_source("docs/auth.md");
+  auto b = doc.find("Refusal texts");
+  REQUIRE(b != std::string::npos);
+  std::set<std::string> documented;
+  for (const auto& r : table(doc.substr(b)))
+    documented.insert(unquote(r[0]));
+
+  namespace auth = herald::net::auth;
+  std::set<std::string> sent;
+  for (int e = 1; e <= static_cast<int>(auth::token_error::missing_sub); ++e)
+    sent.insert(std::string{auth::to_string(static_cast<auth::token_error>(e))});
+  // The gate's own texts, produced by the gate.
+  std::string error;
+  auth::jwt_config jc;
+  jc.key = std::string(32, 'k');
+  auth::policy p;
+  p.verifier = auth::jwt_verifier::create(jc, error);
+  REQUIRE(p.verifier);
+  p.api_key_digest = auth::digest_of("an-api-key-of-16-bytes");
+  auto sse_basic = auth::check_sse(p, "Basic dXNlcg==", "", {"stream:1"}, 0);
+  auto sse_none = auth::check_sse(p, "", "", {"stream:1"}, 0);
+  auto publish_none = auth::check_publish(p, "");
+  auto publish_bad = auth::check_publish(p, "Bearer wrong-key-0000000000");
+  sent.insert(sse_basic.message);
+  CHECK(sse_none.message == "a token is required for stream:1");
+  sent.insert("a token is required for <channel>");
+  sent.insert(publish_none.message);
+  sent.insert(publish_bad.message);
+  // Was: `no token` undocumented as WebSocket-only, and "Authorization must
+  // be Bearer <token>" missing.
+  CHECK(documented == sent);
+}
+
+TEST_CASE("docs/auth.md: the error code table matches the error table", "[docs]") {
+  auto doc = read_source("docs/auth.md");
+  for (const auto& r : table(section(doc, "## Error codes"))) {
+    REQUIRE(r.size() == 3);
+    auto v = unquote(r[1]);
+    INFO(r[0] << " " << v);
+    if (r[0] == "HTTP") {
+      auto sp = v.find(' ');
+      CHECK(std::to_string(info(by_code(v.substr(sp + 1))).http_status) == v.substr(0, sp));
+    } else if (r[0] == "WS error") {
+      CHECK(info(by_code(v)).code == v);
+    } else if (r[0] == "WS close") {
+      CHECK((v == std::to_string(info(errc::unauthorized).close_code)
+             || v == std::to_string(info(errc::token_expired).close_code)));
+    }
+  }
+}
