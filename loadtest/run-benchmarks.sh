@@ -14,7 +14,9 @@
 # usage: loadtest/run-benchmarks.sh [OUTPUT.md]
 #   env: CONNECTIONS (10000), BIG_CONNECTIONS (19000), FANOUT_RATE (publications/s, 2),
 #        FANOUT_PUBLICATIONS (60), SERVER_CPU (1), GEN_CPU (0), BUILD (build dir),
-#        ONLY (a regex: run only the benchmarks whose name matches)
+#        ONLY (a regex: run only the benchmarks whose name matches),
+#        FUZZ_SECONDS (600: each libFuzzer target runs this long after the benchmarks,
+#        what it finds is kept as seeds in tests/fuzz/corpus/, scripts/fuzz.sh; 0: skip)
 # needs: a build (cmake --build build), taskset (util-linux), python3.
 set -euo pipefail
 
@@ -249,3 +251,12 @@ with open(out, "w") as f:
     f.write("\n".join(lines) + "\n")
 print(f"run-benchmarks: wrote {out}")
 PY
+
+# --- long fuzzing ----------------------------------------------------------------
+# Each libFuzzer target for FUZZ_SECONDS (10 minutes by default, 70 in all),
+# keeping what it finds as seeds (tests/fuzz/corpus/<target>/): commit them.
+FUZZ_SECONDS=${FUZZ_SECONDS:-600}
+if [[ $FUZZ_SECONDS -gt 0 && -z ${ONLY:-} ]]; then
+  echo "run-benchmarks: fuzzing each target for $FUZZ_SECONDS s" >&2
+  HERALD_FUZZ_KEEP=1 "$root/scripts/fuzz.sh" "$FUZZ_SECONDS"
+fi
