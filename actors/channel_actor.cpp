@@ -1,15 +1,22 @@
 #include "actors/channel_actor.hpp"
 
+#include "net/metrics.hpp"
+
 #include <caf/event_based_actor.hpp>
 #include <spdlog/spdlog.h>
 
 #include <algorithm>
+#include <optional>
 
 namespace herald::actors {
 
 void channel_state::prune(caf::actor_clock::time_point now) {
   while (!history.empty() && now - history.front()->at >= limits.ttl)
     history.pop_front();
+  while (!key_order.empty() && now - key_order.front().first >= limits.idempotency_window) {
+    keys.erase(key_order.front().second);
+    key_order.pop_front();
+  }
 }
 
 void channel_state::append(publication_ptr p) {
@@ -36,6 +43,16 @@ void channel_state::refresh_fanout() {
   fanout_lists.clear();
   for (auto& [shard, list] : by_shard)
     fanout_lists.emplace_back(shard, std::move(list));
+}
+
+bool channel_state::holds(const publication& p) const {
+  if (history.empty() || p.offset < history.front()->offset || p.offset > offset)
+    return false;
+  const auto i = static_cast<std::size_t>(p.offset - history.front()->offset);
+  if (i >= history.size())
+    return false;
+  const auto& h = history[i];
+  return h->offset == p.offset && h->event == p.event && h->data == p.data;
 }
 
 recovery channel_state::decide(const std::optional<net::stream_position>& since) const {
@@ -73,18 +90,31 @@ constexpr auto sync_retry_delay = std::chrono::milliseconds(250);
 
 void schedule_prune(channel_pointer self) {
   auto& st = self->state;
-  if (st.prune_scheduled || st.history.empty())
+  if (st.prune_scheduled)
+    return;
+  // The next moment something expires: the oldest publication, the oldest
+  // idempotency key, the linger of a vacated channel.
+  std::optional<caf::actor_clock::time_point> next;
+  auto consider = [&](caf::actor_clock::time_point t) { next = next ? std::min(*next, t) : t; };
+  if (!st.history.empty())
+    consider(st.history.front()->at + st.limits.ttl);
+  if (!st.key_order.empty())
+    consider(st.key_order.front().first + st.limits.idempotency_window);
+  auto now = self->clock().now();
+  if (!st.gateway && st.subscribers.empty() && st.vacated != caf::actor_clock::time_point{}
+      && st.vacated + st.limits.ttl > now)
+    consider(st.vacated + st.limits.ttl);
+  if (!next)
     return;
   st.prune_scheduled = true;
-  auto now = self->clock().now();
-  auto due = st.history.front()->at + st.limits.ttl;
+  auto due = *next;
   auto wait = due > now ? std::chrono::duration_cast<caf::timespan>(due - now) : caf::timespan{0};
   self->delayed_send(self, wait, prune_atom_v);
 }
 
 void check_idle(channel_pointer self) {
   auto& st = self->state;
-  if (st.idle())
+  if (st.idle(self->clock().now()))
     self->send(st.registry, idle_atom_v, st.name, st.ops_received);
 }
 
@@ -116,6 +146,10 @@ void remove_subscriber(channel_pointer self, const caf::actor& who) {
     self->demonitor(who);
     stop_watching(self);
     st.prune(self->clock().now());
+    if (st.subscribers.empty()) {
+      st.vacated = self->clock().now();
+      schedule_prune(self);
+    }
     check_idle(self);
   }
 }
@@ -169,7 +203,10 @@ void request_sync(channel_pointer self) {
   }
   st.syncing = true;
   st.sync_after = st.synced ? st.offset : 0;
-  self->send(st.gateway, sync_atom_v, st.name, st.sync_after, caf::actor_cast<caf::actor>(self));
+  // Our position goes along: Redis moves the channel to a new epoch if its
+  // head went back behind what we delivered (net/redis/sync.lua).
+  self->send(st.gateway, sync_atom_v, st.name, st.sync_after, st.epoch, st.offset,
+             caf::actor_cast<caf::actor>(self));
 }
 
 void on_synced(channel_pointer self, sync_result& res) {
@@ -232,8 +269,16 @@ void on_remote(channel_pointer self, const publication_ptr& p) {
     request_sync(self);
     return;
   }
-  if (p->offset <= st.offset)
-    return; // already have it
+  if (p->offset <= st.offset) {
+    // Already have it, normally (the sync read it from the stream). If what
+    // we hold at that offset is another publication, or we cannot tell, the
+    // channel's history in Redis may have gone backwards and offsets are
+    // being issued again: a sync compares Redis's head with what we
+    // delivered and moves the channel to a new epoch if so.
+    if (!st.holds(*p))
+      request_sync(self);
+    return;
+  }
   if (p->offset > st.offset + 1) {
     // Publications went missing on the way (Redis away, pub/sub dropped):
     // fill the gap from the stream before going on.
@@ -289,8 +334,22 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
       ++st.ops_received;
       auto now = self->clock().now();
       st.prune(now);
+      const auto& key = ticket->request.idempotency_key;
+      if (!key.empty()) {
+        if (auto it = st.keys.find(key); it != st.keys.end()) {
+          // A retry within the window: the first publication's offset, nothing delivered.
+          net::metrics::idempotent_replay();
+          ticket->complete(index, it->second);
+          return;
+        }
+      }
       apply(self, make_publication(st.name, st.epoch, st.offset + 1, ticket->request.event,
                                    ticket->request.data, now, ticket->accepted_ns));
+      if (!key.empty()) {
+        st.keys.emplace(key, st.offset);
+        st.key_order.emplace_back(now, key);
+        schedule_prune(self);
+      }
       ticket->complete(index, st.offset);
     },
     [self](prune_atom) {

@@ -46,6 +46,8 @@ namespace herald::actors {
 struct history_options {
   std::size_t size = 256;                       ///< publications kept (>= 1)
   caf::timespan ttl = std::chrono::seconds(300); ///< age after which they expire
+  /// How long a publisher's idempotency key is remembered (--idempotency-window).
+  caf::timespan idempotency_window = std::chrono::seconds(300);
 };
 
 /// The recovery decision for one subscribe.
@@ -60,6 +62,10 @@ struct channel_state {
   std::string epoch;
   std::uint64_t offset = 0; ///< offset of the latest publication; 0 before the first
   std::deque<publication_ptr> history;
+  /// In-process mode: idempotency key -> the offset its publication got, and
+  /// the keys in the order they came, with when (expiry after the window).
+  std::unordered_map<std::string, std::uint64_t> keys;
+  std::deque<std::pair<caf::actor_clock::time_point, std::string>> key_order;
   /// connection actor -> its session (where publications go)
   std::unordered_map<caf::actor, std::shared_ptr<net::subscriber_sink>> subscribers;
   /// The subscribers' sessions grouped by shard, as handed to the shards;
@@ -81,7 +87,8 @@ struct channel_state {
   std::vector<subscribe_request> waiting;   ///< subscribers waiting for the first sync
   std::map<std::uint64_t, publication_ptr> held; ///< live publications held during a sync
 
-  /// Drops history entries older than the TTL at `now`.
+  /// Drops history entries older than the TTL, and idempotency keys older
+  /// than the window, at `now`.
   void prune(caf::actor_clock::time_point now);
 
   /// Appends `p` (whose offset is offset + 1), trimming to the size bound.
@@ -91,12 +98,24 @@ struct channel_state {
   /// Call prune() first so that expired entries are not replayed.
   recovery decide(const std::optional<net::stream_position>& since) const;
 
+  /// The history holds `p` (same epoch assumed): the same event and data at
+  /// its offset.
+  bool holds(const publication& p) const;
+
   /// Rebuilds fanout_lists from subscribers if they changed.
   void refresh_fanout();
 
-  /// No subscribers and nothing left to recover.
-  bool idle() const noexcept {
-    return subscribers.empty() && waiting.empty() && history.empty();
+  /// In-process mode: when the last subscriber left. The channel (and its
+  /// epoch) stays until `limits.ttl` after, even with no history: a cursor
+  /// taken before the first publication ({epoch, 0}) must resume exactly, not
+  /// meet a new epoch, when its client reconnects soon (docs/protocol.md).
+  caf::actor_clock::time_point vacated{};
+
+  /// No subscribers, nothing left to recover, and no recent subscriber's
+  /// cursor that could name this epoch at offset 0 (in-process mode).
+  bool idle(caf::actor_clock::time_point now) const noexcept {
+    return subscribers.empty() && waiting.empty() && history.empty() && keys.empty()
+           && (gateway || vacated == caf::actor_clock::time_point{} || now - vacated >= limits.ttl);
   }
 
 };

@@ -24,13 +24,16 @@
 // Cluster mode (docs/cluster.md):
 //   service    -> gateway:   (publish_atom, publish_ticket_ptr)
 //   channel    -> gateway:   (watch_atom, std::string, caf::actor) | (unwatch_atom, std::string)
-//                            | (sync_atom, std::string, std::uint64_t after, caf::actor)
+//                            | (sync_atom, std::string, std::uint64_t after,
+//                               std::string epoch, std::uint64_t delivered, caf::actor)
 //   gateway    -> channel:   (watching_atom) | (remote_atom, publication_ptr)
 //                            | (synced_atom, sync_result)
 //   backend    -> gateway:   (remote_atom, std::string channel, std::string envelope,
 //                             std::int64_t accepted_ns)
 //                            | (watching_atom, std::string) | (redis_up_atom)
 //                            | (redis_down_atom, std::string reason)
+//                            | (writable_atom, bool, std::string reason) a write's outcome
+//   gateway    -> self:      (write_probe_atom)  while Redis refuses writes, every second
 // Authentication (docs/auth.md):
 //   connection -> self:      (auth_wait_atom) | (expiring_atom, std::uint64_t generation)
 //                            | (expire_atom, std::uint64_t generation)
@@ -67,6 +70,8 @@ CAF_ADD_ATOM(herald, herald::actors, sync_atom, "sync")
 CAF_ADD_ATOM(herald, herald::actors, synced_atom, "synced")
 CAF_ADD_ATOM(herald, herald::actors, redis_up_atom, "redisup")
 CAF_ADD_ATOM(herald, herald::actors, redis_down_atom, "redisdown")
+CAF_ADD_ATOM(herald, herald::actors, writable_atom, "writable")
+CAF_ADD_ATOM(herald, herald::actors, write_probe_atom, "wprobe")
 // Authentication timers of a connection (actors/connection_auth).
 CAF_ADD_ATOM(herald, herald::actors, auth_wait_atom, "authwait")
 CAF_ADD_ATOM(herald, herald::actors, expiring_atom, "expiring")

@@ -11,6 +11,9 @@ namespace herald::actors {
 
 namespace {
 
+// While Redis refuses writes, a probe write this often.
+constexpr auto write_probe_interval = std::chrono::seconds(1);
+
 // Turns a Redis envelope into a publication, or null (logged) when a
 // publisher that is not Herald wrote something invalid.
 publication_ptr to_publication(const std::string& text, caf::actor_clock::time_point now,
@@ -53,8 +56,13 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       const auto& req = ticket->request;
       for (std::size_t i = 0; i < req.channels.size(); ++i) {
         self->state.backend->publish(
-          req.channels[i], req.event, req.data,
-          [ticket, i](net::redis::backend::publish_result r) {
+          req.channels[i], req.event, req.data, req.idempotency_key,
+          [ticket, i, me = caf::actor_cast<caf::actor>(self)](
+            net::redis::backend::publish_result r) {
+            if (r.ok || r.refused)
+              caf::anon_send(me, writable_atom_v, r.ok, r.error);
+            if (r.ok && r.duplicate)
+              net::metrics::idempotent_replay();
             if (r.ok)
               ticket->complete(i, r.offset);
             else
@@ -97,9 +105,11 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
         self->send(it->second, remote_atom_v, std::move(p));
       }
     },
-    [self](sync_atom, const std::string& channel, std::uint64_t after, const caf::actor& ch) {
+    [self](sync_atom, const std::string& channel, std::uint64_t after, const std::string& epoch,
+           std::uint64_t delivered, const caf::actor& ch) {
       auto now = self->clock().now();
-      self->state.backend->sync(channel, after, [ch, now](net::redis::backend::sync_result r) {
+      self->state.backend->sync(channel, after, epoch, delivered,
+                                [ch, now](net::redis::backend::sync_result r) {
         sync_result res;
         res.ok = r.ok;
         res.error = std::move(r.error);
@@ -110,6 +120,39 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
             res.entries.push_back(std::move(p));
         caf::anon_send(ch, synced_atom_v, std::move(res));
       });
+    },
+    [self](writable_atom, bool ok, const std::string& error) {
+      // Readiness tells whether this instance can store a publication: a
+      // Redis that is reachable but refuses writes (a read-only replica
+      // after a failover, maxmemory, a script error, CROSSSLOT) is not ready
+      // until a write succeeds again (a publish, or the probe below).
+      auto& st = self->state;
+      if (ok == st.status->writable.load())
+        return;
+      st.status->set_writable(ok, ok ? std::string{} : "Redis refuses writes: " + error);
+      net::metrics::set_redis_writable(ok);
+      if (ok) {
+        spdlog::info("redis: writes succeed again");
+        return;
+      }
+      spdlog::warn("redis: refuses writes ({}); not ready until a write succeeds", error);
+      if (!st.probing) {
+        st.probing = true;
+        self->delayed_send(self, write_probe_interval, write_probe_atom_v);
+      }
+    },
+    [self](write_probe_atom) {
+      auto& st = self->state;
+      if (st.status->writable.load()) {
+        st.probing = false;
+        return;
+      }
+      auto me = caf::actor_cast<caf::actor>(self);
+      st.backend->probe_write([me](net::redis::backend::publish_result r) {
+        if (r.ok || r.refused)
+          caf::anon_send(me, writable_atom_v, r.ok, r.error);
+      });
+      self->delayed_send(self, write_probe_interval, write_probe_atom_v);
     },
     [self](redis_up_atom) {
       self->state.status->set(true, "ok");

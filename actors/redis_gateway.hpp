@@ -30,7 +30,8 @@ namespace herald::actors {
 
 /// Readiness shared between the gateway (writer) and /readyz (reader).
 struct cluster_status {
-  std::atomic<bool> ready{false};
+  std::atomic<bool> ready{false};     ///< the Redis connections are up
+  std::atomic<bool> writable{true};   ///< the last write Redis answered succeeded
   std::atomic<std::uint64_t> reconnects{0};
   mutable std::mutex mtx;
   std::string reason = "connecting to Redis";
@@ -44,6 +45,19 @@ struct cluster_status {
     std::lock_guard<std::mutex> g{mtx};
     return reason;
   }
+  /// Redis refused a write (`why`: its error), or stored one (`why` empty).
+  void set_writable(bool ok, std::string why) {
+    std::lock_guard<std::mutex> g{mtx};
+    write_reason = std::move(why);
+    writable = ok;
+  }
+  std::string write_why() const {
+    std::lock_guard<std::mutex> g{mtx};
+    return write_reason;
+  }
+
+private:
+  std::string write_reason;
 };
 
 struct gateway_state {
@@ -51,6 +65,7 @@ struct gateway_state {
   std::shared_ptr<cluster_status> status;
   std::unordered_map<std::string, caf::actor> watchers; ///< channel -> channel actor
   std::unordered_set<std::string> confirmed;            ///< watches Redis confirmed
+  bool probing = false; ///< a write probe is scheduled (Redis refuses writes)
 };
 
 using gateway_pointer = caf::stateful_actor<gateway_state>*;

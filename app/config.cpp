@@ -22,8 +22,14 @@ config::config() {
     .add(ws_pong_timeout, "ws-pong-timeout", "seconds to wait for a pong before closing (10)")
     .add(write_timeout, "write-timeout", "seconds a stalled write may last before closing (30)")
     .add(request_timeout, "request-timeout", "seconds to receive a whole HTTP request (10)")
+    .add(ws_message_timeout, "ws-message-timeout",
+         "seconds to receive a whole WebSocket message, from its first byte to its last "
+         "fragment; longer closes with 1008 (10)")
     .add(history_size, "history-size", "publications kept per channel for recovery (256)")
     .add(history_ttl, "history-ttl", "seconds a publication stays recoverable (300)")
+    .add(idempotency_window, "idempotency-window",
+         "seconds a publish's idempotency key is remembered: a retry within it gets the "
+         "first offsets and delivers nothing (300)")
     .add(client_max_buffer, "client-max-buffer",
          "bytes queued for one client before it is closed as slow (1048576)")
     .add(max_publish_bytes, "max-publish-bytes", "largest publish body in bytes, 413 above (65536)")
@@ -107,6 +113,7 @@ net::session_options config::session_options() const {
   o.max_header_bytes = max_header_bytes;
   o.max_publish_bytes = max_publish_bytes;
   o.request_timeout = std::chrono::seconds(request_timeout);
+  o.ws_message_timeout = std::chrono::seconds(ws_message_timeout);
   o.max_channels_per_client = max_channels_per_client;
   o.max_channels_per_publish = max_channels_per_publish;
   o.auth = auth;
@@ -120,7 +127,7 @@ net::session_options config::session_options() const {
 }
 
 actors::history_options config::history_options() const {
-  return {history_size, std::chrono::seconds(history_ttl)};
+  return {history_size, std::chrono::seconds(history_ttl), std::chrono::seconds(idempotency_window)};
 }
 
 std::string config::validate() const {
@@ -132,7 +139,9 @@ std::string config::validate() const {
                    positive(ws_pong_timeout, "ws-pong-timeout"),
                    positive(write_timeout, "write-timeout"),
                    positive(request_timeout, "request-timeout"),
+                   positive(ws_message_timeout, "ws-message-timeout"),
                    positive(history_size, "history-size"), positive(history_ttl, "history-ttl"),
+                   positive(idempotency_window, "idempotency-window"),
                    positive(client_max_buffer, "client-max-buffer"),
                    positive(max_publish_bytes, "max-publish-bytes"),
                    positive(max_ws_message_bytes, "max-ws-message-bytes"),

@@ -34,10 +34,12 @@ struct config : caf::actor_system_config {
   std::size_t ws_pong_timeout = 10;    ///< close when the pong is this late
   std::size_t write_timeout = 30;      ///< close when a write stalls this long
   std::size_t request_timeout = 10;    ///< time to receive a whole HTTP request
+  std::size_t ws_message_timeout = 10; ///< time to receive a whole WebSocket message (all fragments)
 
   // -- history ---------------------------------------------------------------
   std::size_t history_size = 256;      ///< publications kept per channel
   std::size_t history_ttl = 300;       ///< seconds a publication stays recoverable
+  std::size_t idempotency_window = 300; ///< seconds a publish's idempotency key is remembered
 
   // -- limits (bytes / counts) -----------------------------------------------
   std::size_t client_max_buffer = 1024 * 1024; ///< outbound high-water mark per connection

@@ -129,10 +129,15 @@ bool herald_service::ready(std::string& reason) {
   }
   if (!status_)
     return true;
-  if (status_->ready)
-    return true;
-  reason = status_->why();
-  return false;
+  if (!status_->ready) {
+    reason = status_->why();
+    return false;
+  }
+  if (!status_->writable) {
+    reason = status_->write_why();
+    return false;
+  }
+  return true;
 }
 
 void herald_service::close_all(std::chrono::milliseconds grace, unsigned retry_ms) {

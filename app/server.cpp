@@ -50,6 +50,7 @@ int run_server(config& cfg) {
     ropts.command_timeout = std::chrono::milliseconds(cfg.redis_command_timeout_ms);
     ropts.history_size = cfg.history_size;
     ropts.history_ttl = std::chrono::seconds(cfg.history_ttl);
+    ropts.idempotency_window = std::chrono::seconds(cfg.idempotency_window);
     ropts.make_epoch = actors::random_epoch;
     status = std::make_shared<actors::cluster_status>();
     redis = net::redis::client::create(ioc, ropts);

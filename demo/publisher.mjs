@@ -28,6 +28,7 @@
 // --print-channels prints the channel names of the seed's initial world,
 // one per line (stream channels, then user channels), and exits.
 
+import { randomUUID } from "node:crypto";
 import { pathToFileURL } from "node:url";
 
 import { encodeAccountId } from "./strkey.mjs";
@@ -362,11 +363,15 @@ function describeFetchError(err) {
  * POSTs one publication until the server accepts it (HTTP 2xx). HTTP errors
  * are logged with their body and retried after a second; connection errors
  * (the server may still be starting) are retried with a growing delay up to
- * 5 s. Throws Stopped when `signal` aborts.
+ * 5 s. Every attempt carries the same `Idempotency-Key` (docs/protocol.md
+ * "Idempotent publishing"): a retry of a publish that reached the server but
+ * whose reply was lost (a timeout) gets the first offsets and delivers
+ * nothing twice. Throws Stopped when `signal` aborts.
  * @returns {Promise<object>} the parsed response (`{"offsets":{...}}`)
  */
 async function publish(url, body, signal) {
   const text = JSON.stringify(body);
+  const idempotencyKey = randomUUID(); // one per publication, kept across its retries
   let delay = 1000;
   for (;;) {
     let response;
@@ -375,6 +380,7 @@ async function publish(url, body, signal) {
         method: "POST",
         headers: {
           "content-type": "application/json",
+          "idempotency-key": idempotencyKey,
           // The publish API key (docs/auth.md); none when herald runs --insecure.
           ...(process.env.HERALD_API_KEY ? { authorization: `Bearer ${process.env.HERALD_API_KEY}` } : {}),
         },

@@ -37,7 +37,9 @@
 #        FIND_MAX_RATE (first step, 2), FIND_MAX_STEP_FACTOR (1.125: 4 steps = 1.6x),
 #        FIND_MAX_STEP_SECONDS (5), SERVER_CPU (1), GEN_CPU (0), BUILD (build dir),
 #        BEFORE (an older herald binary), ONLY (a regex: run only the benchmarks
-#        whose name matches)
+#        whose name matches), FUZZ_SECONDS (600: each libFuzzer target runs this
+#        long after the benchmarks, what it finds is kept as seeds in
+#        tests/fuzz/corpus/, scripts/fuzz.sh; 0: skip)
 # needs: a build (cmake --build build), taskset (util-linux), python3.
 set -euo pipefail
 
@@ -486,3 +488,12 @@ with open(out, "w") as f:
     f.write("\n".join(lines) + "\n")
 print(f"run-benchmarks: wrote {out}")
 PY
+
+# --- long fuzzing ----------------------------------------------------------------
+# Each libFuzzer target for FUZZ_SECONDS (10 minutes by default, 70 in all),
+# keeping what it finds as seeds (tests/fuzz/corpus/<target>/): commit them.
+FUZZ_SECONDS=${FUZZ_SECONDS:-600}
+if [[ $FUZZ_SECONDS -gt 0 && -z ${ONLY:-} ]]; then
+  echo "run-benchmarks: fuzzing each target for $FUZZ_SECONDS s" >&2
+  HERALD_FUZZ_KEEP=1 "$root/scripts/fuzz.sh" "$FUZZ_SECONDS"
+fi

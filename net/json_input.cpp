@@ -1,5 +1,8 @@
 #include "net/json_input.hpp"
 
+#include <unordered_set>
+#include <vector>
+
 namespace herald::net {
 
 namespace {
@@ -42,11 +45,48 @@ std::size_t nesting_depth(std::string_view text, std::size_t limit) {
 
 } // namespace
 
-bool parse_client_json(std::string_view text, nlohmann::json& out, std::size_t max_depth) {
-  if (nesting_depth(text, max_depth) > max_depth)
+bool parse_client_json(std::string_view text, nlohmann::json& out, std::size_t max_depth,
+                       std::string* error) {
+  if (nesting_depth(text, max_depth) > max_depth) {
+    if (error)
+      *error = "nested deeper than " + std::to_string(max_depth);
     return false;
-  out = nlohmann::json::parse(text.begin(), text.end(), nullptr, false);
-  return !out.is_discarded();
+  }
+  // The keys of each open object, innermost last (depth is bounded above).
+  std::vector<std::unordered_set<std::string>> open;
+  std::string duplicate;
+  bool repeated = false;
+  auto check = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using ev = nlohmann::json::parse_event_t;
+    switch (event) {
+      case ev::object_start: open.emplace_back(); break;
+      case ev::object_end:
+        if (!open.empty())
+          open.pop_back();
+        break;
+      case ev::key:
+        if (!open.empty() && !open.back().insert(parsed.get<std::string>()).second && !repeated) {
+          repeated = true;
+          duplicate = parsed.get<std::string>();
+        }
+        break;
+      default: break;
+    }
+    return true;
+  };
+  out = nlohmann::json::parse(text.begin(), text.end(), check, false);
+  if (out.is_discarded()) {
+    if (error)
+      *error = "not valid JSON";
+    return false;
+  }
+  if (repeated) {
+    out = nlohmann::json{};
+    if (error)
+      *error = "duplicate key \"" + dump_compact(duplicate).substr(1);
+    return false;
+  }
+  return true;
 }
 
 std::string dump_compact(const nlohmann::json& value) {

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstddef>
+#include <string>
 #include <string_view>
 
 namespace herald::net {
@@ -13,9 +14,14 @@ namespace herald::net {
 inline constexpr std::size_t max_json_depth = 64;
 
 /// Parses `text` as JSON (RFC 8259; strings must be valid UTF-8). Never throws.
-/// @returns false when the text is not JSON, or nests deeper than `max_depth`.
+/// An object that names a key twice is refused (RFC 8259 section 4 leaves
+/// its meaning to the reader: a proxy or logger that keeps the first value
+/// would read another document than Herald, which would keep the last).
+/// @param error when given, receives why the text was refused.
+/// @returns false when the text is not JSON, nests deeper than `max_depth`,
+///          or repeats a key in one object.
 bool parse_client_json(std::string_view text, nlohmann::json& out,
-                       std::size_t max_depth = max_json_depth);
+                       std::size_t max_depth = max_json_depth, std::string* error = nullptr);
 
 /// Serialises a value as compact one-line JSON (control characters, CR and LF
 /// escaped). Never throws.

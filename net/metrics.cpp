@@ -37,7 +37,9 @@ enum slot : std::size_t {
   s_recoveries = s_outbound + 1,                                 // [succeeded, failed]
   s_channels = s_recoveries + 2,                                 // gauge
   s_redis_reconnects = s_channels + 1,
-  s_http_errors = s_redis_reconnects + 1,                        // [errc]
+  s_idempotent_replays = s_redis_reconnects + 1,
+  s_redis_write_failures = s_idempotent_replays + 1,
+  s_http_errors = s_redis_write_failures + 1,                    // [errc]
   slot_count = s_http_errors + errc_slots,
 };
 
@@ -103,6 +105,7 @@ inline void add(std::size_t at, std::int64_t n) noexcept {
 }
 
 std::atomic<int> redis_state{-1};
+std::atomic<int> redis_writable{1};
 const std::int64_t start_ns = now_ns();
 std::string the_version = HERALD_VERSION;
 
@@ -325,6 +328,17 @@ void set_redis_up(bool up) noexcept {
   redis_state.store(up ? 1 : 0, std::memory_order_relaxed);
 }
 
+void idempotent_replay() noexcept {
+  add(s_idempotent_replays, 1);
+}
+
+void set_redis_writable(bool writable) noexcept {
+  if (!writable && redis_writable.exchange(0, std::memory_order_relaxed) != 0)
+    add(s_redis_write_failures, 1);
+  else if (writable)
+    redis_writable.store(1, std::memory_order_relaxed);
+}
+
 void http_error(errc e) noexcept {
   add(s_http_errors + static_cast<std::size_t>(e), 1);
 }
@@ -450,7 +464,19 @@ std::string render() {
     w.sample("herald_http_errors_total", label("code", row.code), t.slots[s_http_errors + e]);
   }
 
+  w.family("herald_publish_idempotent_replays_total", "counter",
+           "Publishes to a channel that repeated an idempotency key within the window: answered "
+           "with the first publication's offset, nothing delivered.");
+  w.sample("herald_publish_idempotent_replays_total", {}, t.slots[s_idempotent_replays]);
+
   if (auto state = redis_state.load(std::memory_order_relaxed); state >= 0) {
+    w.family("herald_redis_writable", "gauge",
+             "Cluster mode: 1 while Redis stores publications, 0 after a write failed (read-only "
+             "replica, out of memory, script error) until one succeeds; /readyz says 503 then.");
+    w.sample("herald_redis_writable", {}, redis_writable.load(std::memory_order_relaxed));
+    w.family("herald_redis_write_failures_total", "counter",
+             "Cluster mode: times Redis went from storing publications to refusing them.");
+    w.sample("herald_redis_write_failures_total", {}, t.slots[s_redis_write_failures]);
     w.family("herald_redis_up", "gauge",
              "Cluster mode: 1 while the Redis connections are up, 0 while not.");
     w.sample("herald_redis_up", {}, state);

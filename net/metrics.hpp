@@ -105,6 +105,13 @@ void redis_reconnect() noexcept;
 /// in-process mode).
 void set_redis_up(bool up) noexcept;
 
+/// A publish to one channel repeated an idempotency key within the window.
+void idempotent_replay() noexcept;
+
+/// Cluster mode: Redis stored a publication (true) or refused a write
+/// (false: read-only replica, OOM, script error). Counts the episodes.
+void set_redis_writable(bool writable) noexcept;
+
 /// An HTTP request was refused with `e` (its status and code from the
 /// net/errors table), e.g. `invalid_channel`, or an auth refusal.
 void http_error(errc e) noexcept;

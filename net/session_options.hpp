@@ -29,6 +29,10 @@ struct session_options {
   std::chrono::milliseconds ws_pong_timeout{10'000};
   /// WebSocket: largest client message (bytes, across fragments): 1009 above.
   std::size_t max_ws_message_bytes = 64 * 1024;
+  /// WebSocket: time a client message (or a frame) may take from its first
+  /// byte to its last, across fragments: a message left open longer, idle or
+  /// trickling, closes the connection with 1008.
+  std::chrono::milliseconds ws_message_timeout{10'000};
   /// WebSocket: time allowed for the upgrade handshake and for the close.
   std::chrono::milliseconds ws_handshake_timeout{10'000};
   /// HTTP: largest request head (request line and headers, bytes): 431 above.

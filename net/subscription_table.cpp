@@ -109,6 +109,7 @@ std::string subscription_table::id_line() const {
 
 void subscription_table::gap(const entry& e, std::string_view reason) {
   if (kind_ == transport::sse) {
+    ++ids_written_;
     out_.write_message(id_line(), sse::encode_gap(e.channel, reason));
   } else {
     nlohmann::json j{{"op", "gap"}, {"channel", e.channel}, {"reason", reason}};
@@ -133,6 +134,8 @@ void subscription_table::deliver(entry& e, const publication& p, bool live) {
   }
   e.position.offset = p.offset;
   metrics::delivered(kind_);
+  if (kind_ == transport::sse)
+    ++ids_written_;
   out_.write_publication(p, kind_ == transport::sse ? id_line() : std::string{},
                          live ? p.accepted_ns : 0);
 }
@@ -177,8 +180,19 @@ void subscription_table::on_answer(const subscription_answer& a) {
   // Positions first, so that every id line written below names every channel.
   for (const auto& r : answered_)
     take_position(*find(r.channel), r);
+  const auto ids_before = ids_written_;
   for (const auto& r : answered_)
     emit_answer(*find(r.channel), r);
+  if (ids_written_ == ids_before) {
+    // Nothing replayed and no gap: a `herald.cursor` event, so that the
+    // client holds a cursor of every channel from the first byte on and a
+    // reconnect before the first publication resumes exactly. It has data:
+    // WHATWG EventSource would take the id of an id-only event too, but
+    // parsers that skip events without data (the `eventsource` npm package)
+    // would not.
+    ++ids_written_;
+    out_.write_message(id_line(), sse::encode_cursor_event());
+  }
   answered_.clear();
   answered_.shrink_to_fit();
   auto held = std::move(held_);

@@ -13,6 +13,9 @@
 //  - SSE: every event carries the `id:` line of the cursor of all the
 //    connection's channels (net/sse/cursor.hpp), and nothing is written until
 //    every channel of the request answered, so the first id names them all;
+//    when the answers bring no replay and no gap, an event with only the id
+//    line ("id: <cursor>\n\n") is written then: the client has its cursor
+//    from the first event on, empty channels included;
 //  - WebSocket: the `subscribed` reply (docs/protocol.md), then the replay;
 //    an unsubscribe while the subscribe is pending answers it `cancelled`.
 // What it writes goes to an output the session implements.
@@ -109,6 +112,7 @@ private:
   transport kind_;
   output& out_;
   std::vector<entry> entries_;          ///< few per connection: a vector beats a map
+  std::size_t ids_written_ = 0;         ///< SSE: events written with an id line
   std::size_t waiting_ = 0;             ///< SSE: channels of begin() not answered yet
   std::vector<subscription_answer> answered_; ///< SSE: answers held until all arrived
   std::vector<publication_ptr> held_;   ///< SSE: live publications held meanwhile

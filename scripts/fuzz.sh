@@ -4,6 +4,10 @@
 #   scripts/fuzz.sh            the ctest smoke run: HERALD_FUZZ_SECONDS (15) per target
 #   scripts/fuzz.sh 120        120 s per target
 #   scripts/fuzz.sh 60 ws_command sse_cursor   only these targets
+#   HERALD_FUZZ_KEEP=1 scripts/fuzz.sh 600     10 minutes per target, then keep what it
+#       found as seeds: inputs that add coverage are merged (libFuzzer -merge=1) into
+#       tests/fuzz/corpus/<target>/, crash inputs copied there (commit them with the fix);
+#       loadtest/run-benchmarks.sh runs this (FUZZ_SECONDS)
 # A crash or sanitizer finding fails the run and leaves the input as
 # build-fuzz/tests/fuzz/work/<target>/crash-*: add it to the target's
 # regression test in tests/net (see tests/fuzz/README.md).
@@ -16,9 +20,24 @@ cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DCMAKE_CXX_COMPILER=
   -DHERALD_BUILD_FUZZ=ON -DHERALD_FUZZ_SECONDS="$seconds" >/dev/null
 cmake --build build-fuzz -j2
 cd build-fuzz
-if [ $# -gt 0 ]; then
-  regex="^fuzz\.($(IFS='|'; echo "$*"))\$"
-  ctest --output-on-failure -j2 -R "$regex"
-else
-  ctest --output-on-failure -j2 -L fuzz
+targets=("$@")
+if [ ${#targets[@]} -eq 0 ]; then
+  targets=(http_request ws_command ws_frame channel_name sse_cursor publish_body json_depth)
 fi
+status=0
+regex="^fuzz\.($(IFS='|'; echo "${targets[*]}"))\$"
+ctest --output-on-failure -j2 --timeout $((seconds + 120)) -R "$regex" || status=$?
+if [ "${HERALD_FUZZ_KEEP:-0}" = 1 ]; then
+  for t in "${targets[@]}"; do
+    seeds=../tests/fuzz/corpus/$t
+    work=tests/fuzz/work/$t
+    before=$(ls "$seeds" | wc -l)
+    tests/fuzz/fuzz-"$t" -merge=1 -rss_limit_mb=2048 -max_len=16384 "$seeds" "$work/corpus" \
+      >"$work/merge.log" 2>&1 || echo "fuzz.sh: merge of $t failed (see build-fuzz/$work/merge.log)" >&2
+    for crash in "$work"/crash-* "$work"/leak-* "$work"/timeout-*; do
+      [ -e "$crash" ] && cp "$crash" "$seeds/"
+    done
+    echo "fuzz.sh: $t: $before -> $(ls "$seeds" | wc -l) seeds"
+  done
+fi
+exit $status

@@ -1,5 +1,7 @@
 #include "net/auth/jwt_verifier.hpp"
 
+#include "net/json_input.hpp"
+
 #include <jwt.h>
 #include <nlohmann/json.hpp>
 #include <openssl/bio.h>
@@ -53,6 +55,44 @@ bool well_formed(std::string_view t) noexcept {
     ++part;
   }
   return dots == 2;
+}
+
+// base64url without padding (RFC 4648 section 5, as JWS uses it); the
+// characters were checked by well_formed().
+std::string b64url_decode(std::string_view s) {
+  std::string out;
+  out.reserve(s.size() * 3 / 4);
+  std::uint32_t acc = 0;
+  int bits = 0;
+  for (char c : s) {
+    int v = (c >= 'A' && c <= 'Z')   ? c - 'A'
+            : (c >= 'a' && c <= 'z') ? c - 'a' + 26
+            : (c >= '0' && c <= '9') ? c - '0' + 52
+            : c == '-'               ? 62
+                                     : 63;
+    acc = (acc << 6) | static_cast<std::uint32_t>(v);
+    bits += 6;
+    if (bits >= 8) {
+      bits -= 8;
+      out.push_back(static_cast<char>((acc >> bits) & 0xff));
+    }
+  }
+  return out;
+}
+
+// The JOSE header and the claims set are JSON objects with no key named
+// twice (RFC 7515 section 4 and RFC 7519 section 4 say to reject or keep
+// the last: we reject, so that no other reader of the token, which may keep
+// the first, can see other claims than Herald).
+bool unambiguous_parts(std::string_view token) {
+  auto first = token.find('.');
+  auto second = token.find('.', first + 1);
+  for (auto part : {token.substr(0, first), token.substr(first + 1, second - first - 1)}) {
+    nlohmann::json doc;
+    if (!parse_client_json(b64url_decode(part), doc) || !doc.is_object())
+      return false;
+  }
+  return true;
 }
 
 // NumericDate (RFC 7519 §2): a JSON number of seconds, maybe fractional.
@@ -167,7 +207,7 @@ token_error jwt_verifier::verify(std::string_view token, std::int64_t now, claim
     return token_error::missing;
   if (token.size() > max_token_bytes)
     return token_error::too_large;
-  if (!well_formed(token))
+  if (!well_formed(token) || !unambiguous_parts(token))
     return token_error::malformed;
   std::string text{token}; // libjwt wants a NUL-terminated string
   // First pass without a key: libjwt only parses, so we can read the header

@@ -235,6 +235,12 @@ void http_session::handle_publish(request& req) {
     send_error(static_cast<errc>(ec.value()), detail, req.keep_alive(), req.version());
     return;
   }
+  if (auto it = req.find("Idempotency-Key"); it != req.end()) {
+    if (auto ec = apply_idempotency_header(it->value(), pub, detail)) {
+      send_error(static_cast<errc>(ec.value()), detail, req.keep_alive(), req.version());
+      return;
+    }
+  }
   auto keep = req.keep_alive();
   auto version = req.version();
   service_.publish(std::move(pub), [self = shared_from_this(), keep, version](unsigned status,

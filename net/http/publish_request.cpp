@@ -12,9 +12,12 @@ std::error_code parse_publish_request(std::string_view body, std::size_t max_cha
   using nlohmann::json;
   json doc;
   // The body object itself is one level: `data` may nest max_json_depth deep.
-  if (!parse_client_json(body, doc, max_json_depth + 1) || !doc.is_object()) {
-    detail = "the body must be a JSON object, with data nested at most "
-             + std::to_string(max_json_depth) + " deep";
+  std::string why;
+  if (!parse_client_json(body, doc, max_json_depth + 1, &why) || !doc.is_object()) {
+    detail = why.rfind("duplicate key", 0) == 0
+               ? "the body has a " + why
+               : "the body must be a JSON object, with data nested at most "
+                   + std::to_string(max_json_depth) + " deep";
     return errc::invalid_json;
   }
   auto ch = doc.find("channel");
@@ -70,9 +73,41 @@ std::error_code parse_publish_request(std::string_view body, std::size_t max_cha
     detail = "\"data\" is required (any JSON value)";
     return errc::invalid_request;
   }
+  std::string key;
+  if (auto k = doc.find("idempotency_key"); k != doc.end()) {
+    if (!k->is_string() || !is_valid_idempotency_key(k->get_ref<const std::string&>())) {
+      detail = "\"idempotency_key\" must be a string of 1-128 printable ASCII characters";
+      return errc::invalid_request;
+    }
+    key = k->get<std::string>();
+  }
+  out.idempotency_key = std::move(key);
   out.channels = std::move(names);
   out.event = std::move(event);
   out.data = dump_compact(*data);
+  return {};
+}
+
+bool is_valid_idempotency_key(std::string_view key) noexcept {
+  if (key.empty() || key.size() > 128)
+    return false;
+  for (char c : key)
+    if (c < 0x21 || c > 0x7e)
+      return false;
+  return true;
+}
+
+std::error_code apply_idempotency_header(std::string_view header, publish_request& req,
+                                         std::string& detail) {
+  if (!is_valid_idempotency_key(header)) {
+    detail = "Idempotency-Key must be 1-128 printable ASCII characters";
+    return errc::invalid_request;
+  }
+  if (!req.idempotency_key.empty() && req.idempotency_key != header) {
+    detail = "the Idempotency-Key header and the body's \"idempotency_key\" differ";
+    return errc::invalid_request;
+  }
+  req.idempotency_key = std::string{header};
   return {};
 }
 

@@ -16,10 +16,25 @@ struct publish_request {
   std::vector<std::string> channels; ///< valid, distinct channel names, in request order
   std::string event;                 ///< valid event name (json_input.hpp)
   std::string data;                  ///< the `data` value as compact JSON text
+  /// The publisher's idempotency key (docs/protocol.md "Idempotent
+  /// publishing"): empty for none, else 1-128 printable ASCII characters
+  /// (0x21-0x7e). A publish that repeats a key within the window gets the
+  /// offsets of the first and delivers nothing.
+  std::string idempotency_key;
 };
 
+/// An idempotency key: 1-128 characters of 0x21-0x7e.
+bool is_valid_idempotency_key(std::string_view key) noexcept;
+
+/// Takes the `Idempotency-Key` header into `req`. The body's
+/// `idempotency_key`, when both are given, must be the same key.
+/// @returns `{}` or errc::invalid_request (with `detail`).
+std::error_code apply_idempotency_header(std::string_view header, publish_request& req,
+                                         std::string& detail);
+
 /// Parses and validates a publish body:
-/// `{"channel":"stream:42"|"channels":[...],"event":"...","data":<any JSON>}`.
+/// `{"channel":"stream:42"|"channels":[...],"event":"...","data":<any JSON>,
+/// "idempotency_key":"..."}` (the key optional).
 /// Exactly one of `channel` / `channels` must be present; repeated channels
 /// count once. Never throws.
 /// @param max_channels the most channels one request may name.

@@ -23,6 +23,8 @@ public:
     std::string error;      ///< why it failed (not connected, timeout, Redis error)
     std::string epoch;      ///< the channel's epoch in Redis
     std::uint64_t offset = 0; ///< the offset Redis gave the publication
+    bool duplicate = false;   ///< the idempotency key was seen: the first publication's offset
+    bool refused = false;     ///< Redis answered with an error (READONLY, OOM, script error...)
   };
 
   struct sync_result {
@@ -37,13 +39,28 @@ public:
   /// called exactly once, with ok false when Redis is unreachable or
   /// answered an error (nothing was stored then, or we cannot know: the
   /// publisher gets 503 and retries).
+  /// `idempotency_key` (may be empty): a key already stored for the channel
+  /// within the window is answered with its publication's epoch and offset
+  /// (duplicate true) and nothing is stored or published; decided inside the
+  /// script, so instances that receive the same retry agree.
   virtual void publish(const std::string& channel, const std::string& event,
-                       const std::string& data, std::function<void(publish_result)> done) = 0;
+                       const std::string& data, const std::string& idempotency_key,
+                       std::function<void(publish_result)> done) = 0;
+
+  /// Tries a write like a publish's (two keys, in a script) that stores
+  /// nothing lasting, to learn whether Redis takes writes again. `done` once.
+  virtual void probe_write(std::function<void(publish_result)> done) = 0;
 
   /// Reads a channel's epoch, head offset and history after `after`
-  /// (starting an epoch when the channel has none). `done` called once.
-  virtual void sync(const std::string& channel, std::uint64_t after,
-                    std::function<void(sync_result)> done) = 0;
+  /// (starting an epoch when the channel has none). `epoch` and `delivered`
+  /// are the caller's position: the epoch it knows (empty: none) and the
+  /// highest offset it delivered in it. When Redis has that epoch with a head
+  /// below `delivered` (its history went backwards: a restore, a failover to
+  /// a replica that missed the tail), the channel moves to a new epoch in
+  /// the same atomic step, so offsets already delivered are never issued
+  /// again (docs/cluster.md "History that went backwards"). `done` called once.
+  virtual void sync(const std::string& channel, std::uint64_t after, const std::string& epoch,
+                    std::uint64_t delivered, std::function<void(sync_result)> done) = 0;
 
   /// Starts / stops receiving a channel's publications (SUBSCRIBE /
   /// UNSUBSCRIBE of its pub/sub channel, batched by the implementation).

@@ -106,8 +106,9 @@ void client::update_state(const std::string& reason) {
 }
 
 void client::publish(const std::string& channel, const std::string& event,
-                     const std::string& data, std::function<void(publish_result)> done) {
-  asio::post(strand_, [self = shared_from_this(), channel, event, data,
+                     const std::string& data, const std::string& idempotency_key,
+                     std::function<void(publish_result)> done) {
+  asio::post(strand_, [self = shared_from_this(), channel, event, data, idempotency_key,
                        done = std::move(done)]() mutable {
     auto i = self->pick();
     if (i == npos) {
@@ -117,24 +118,63 @@ void client::publish(const std::string& channel, const std::string& event,
     auto& c = self->pool_[i];
     auto keys = keys_for(self->opts_.prefix, channel);
     auto cb = [done = std::move(done)](reply r) mutable {
-      if (r.type == reply::array && r.elements.size() == 2 && r.elements[0].type == reply::string
-          && r.elements[1].type == reply::integer && r.elements[1].number > 0) {
-        done({true, {}, r.elements[0].str, static_cast<std::uint64_t>(r.elements[1].number)});
+      if (r.type == reply::array && (r.elements.size() == 2 || r.elements.size() == 3)
+          && r.elements[0].type == reply::string && r.elements[1].type == reply::integer
+          && r.elements[1].number > 0) {
+        publish_result res{true, {}, r.elements[0].str,
+                           static_cast<std::uint64_t>(r.elements[1].number)};
+        res.duplicate = r.elements.size() == 3;
+        done(std::move(res));
         return;
       }
-      done({false, r.is_error() ? r.str : "unexpected reply " + r.to_string(), {}, 0});
+      publish_result res{false, r.is_error() ? r.str : "unexpected reply " + r.to_string(), {}, 0};
+      // An error reply from a live connection: Redis refused the write.
+      res.refused = r.is_error() && !r.is_disconnected();
+      done(std::move(res));
     };
+    std::vector<std::string> script_keys{keys.meta, keys.history};
+    if (!idempotency_key.empty())
+      script_keys.push_back(self->opts_.prefix + "idem:" + channel + ":" + idempotency_key);
     // When it cannot send, eval_script still calls `cb` (with "disconnected").
-    c->eval_script(self->publish_script_[i], {keys.meta, keys.history},
+    c->eval_script(self->publish_script_[i], std::move(script_keys),
                    {keys.pubsub, channel, event, data, std::to_string(self->opts_.history_size),
-                    std::to_string(self->opts_.history_ttl.count()), self->opts_.make_epoch()},
+                    std::to_string(self->opts_.history_ttl.count()), self->opts_.make_epoch(),
+                    std::to_string(self->opts_.idempotency_window.count())},
                    std::move(cb));
   });
 }
 
-void client::sync(const std::string& channel, std::uint64_t after,
-                  std::function<void(sync_result)> done) {
-  asio::post(strand_, [self = shared_from_this(), channel, after, done = std::move(done)]() mutable {
+void client::probe_write(std::function<void(publish_result)> done) {
+  asio::post(strand_, [self = shared_from_this(), done = std::move(done)]() mutable {
+    auto i = self->pick();
+    if (i == npos) {
+      done({false, "not connected", {}, 0});
+      return;
+    }
+    // Two keys, like a publish (a Redis Cluster refuses it as CROSSSLOT
+    // when it would refuse publishes), expiring at once.
+    auto keys = keys_for(self->opts_.prefix, "herald.probe");
+    self->pool_[i]->command(
+      {"EVAL",
+       "redis.call('SET', KEYS[1], '1', 'PX', 1000) redis.call('SET', KEYS[2], '1', 'PX', 1000) "
+       "return 1",
+       "2", keys.meta, keys.history},
+      [done = std::move(done)](reply r) mutable {
+        publish_result res;
+        res.ok = !r.is_error();
+        if (!res.ok) {
+          res.error = r.str;
+          res.refused = !r.is_disconnected();
+        }
+        done(std::move(res));
+      });
+  });
+}
+
+void client::sync(const std::string& channel, std::uint64_t after, const std::string& epoch,
+                  std::uint64_t delivered, std::function<void(sync_result)> done) {
+  asio::post(strand_, [self = shared_from_this(), channel, after, epoch, delivered,
+                       done = std::move(done)]() mutable {
     auto i = self->pick();
     if (i == npos) {
       done({false, "not connected", {}, 0, {}});
@@ -166,7 +206,8 @@ void client::sync(const std::string& channel, std::uint64_t after,
     };
     c->eval_script(self->sync_script_[i], {keys.meta, keys.history},
                    {self->opts_.make_epoch(), std::to_string(after),
-                    std::to_string(self->opts_.history_ttl.count())},
+                    std::to_string(self->opts_.history_ttl.count()), epoch,
+                    std::to_string(delivered)},
                    std::move(cb));
   });
 }

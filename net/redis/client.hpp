@@ -32,6 +32,7 @@ public:
     std::chrono::milliseconds command_timeout{2000};
     std::size_t history_size = 256;   ///< stream length (MAXLEN) per channel
     std::chrono::seconds history_ttl{300}; ///< key expiry after the last publication
+    std::chrono::seconds idempotency_window{300}; ///< idempotency keys' expiry
     std::function<std::string()> make_epoch; ///< epochs for channels that have none
   };
 
@@ -39,8 +40,11 @@ public:
   static std::shared_ptr<client> create(asio::io_context& ioc, options opts);
 
   void publish(const std::string& channel, const std::string& event, const std::string& data,
+               const std::string& idempotency_key,
                std::function<void(publish_result)> done) override;
-  void sync(const std::string& channel, std::uint64_t after,
+  void probe_write(std::function<void(publish_result)> done) override;
+  void sync(const std::string& channel, std::uint64_t after, const std::string& epoch,
+            std::uint64_t delivered,
             std::function<void(sync_result)> done) override;
   void watch(const std::string& channel) override;
   void unwatch(const std::string& channel) override;

@@ -11,11 +11,22 @@
 -- ARGV[5] history size (stream MAXLEN)
 -- ARGV[6] history ttl in seconds (key expiry after the last publication)
 -- ARGV[7] epoch to start when the channel has none (1-32 of [a-z0-9])
--- Returns {epoch, offset}.
+-- ARGV[8] idempotency window in seconds (used with KEYS[3])
+-- KEYS[3] optional: <prefix>idem:<channel>:<idempotency key>
+-- Returns {epoch, offset}, or {epoch, offset, 1} when KEYS[3] names a key
+-- stored within the window: the first publication's position; nothing is
+-- stored or published again (a publisher's retry).
 --
 -- The epoch lives as long as the channel's keys: both expire ARGV[6] seconds
 -- after the last publication, and the next publication starts a new epoch, so
 -- an old cursor gets an explicit gap instead of offsets that mean something else.
+if KEYS[3] then
+  local first = redis.call('GET', KEYS[3])
+  if first then
+    local sep = string.find(first, ' ', 1, true)
+    return {string.sub(first, 1, sep - 1), tonumber(string.sub(first, sep + 1)), 1}
+  end
+end
 local epoch = redis.call('HGET', KEYS[1], 'epoch')
 if not epoch then
   epoch = ARGV[7]
@@ -30,4 +41,7 @@ redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[5], offset .. '-0', 'p', env)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('EXPIRE', KEYS[2], ARGV[6])
 redis.call('PUBLISH', ARGV[1], env)
+if KEYS[3] then
+  redis.call('SET', KEYS[3], epoch .. ' ' .. offset, 'EX', ARGV[8])
+end
 return {epoch, offset}

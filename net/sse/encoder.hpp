@@ -24,6 +24,14 @@ std::string encode_id_line(std::string_view cursor);
 /// `channel` is left out when empty (a notice about the whole connection).
 std::string encode_gap(std::string_view channel, std::string_view reason);
 
+/// The event that gives a new stream its cursor when the channels' answers
+/// brought no replay and no gap (net/subscription_table.hpp):
+/// `event: herald.cursor\ndata: {}\n\n`, after the id line of every channel.
+/// Named, so EventSource's onmessage never sees it.
+inline std::string encode_cursor_event() {
+  return "event: herald.cursor\ndata: {}\n\n";
+}
+
 /// The last block of a stream at server shutdown: a `retry: <retry_ms>` hint
 /// (the client reconnects that soon, WHATWG HTML "Server-sent events",
 /// "retry" field) and `event: herald.shutdown\ndata: {"reason":"shutdown",

@@ -33,6 +33,7 @@ inline constexpr std::uint16_t close_normal = 1000;
 inline constexpr std::uint16_t close_protocol_error = 1002;
 inline constexpr std::uint16_t close_no_status = 1005; ///< received only: no code in the frame
 inline constexpr std::uint16_t close_invalid_payload = 1007;
+inline constexpr std::uint16_t close_policy_violation = 1008;
 inline constexpr std::uint16_t close_too_big = 1009;
 
 /// True for a code that may appear in a close frame on the wire (section 7.4):
@@ -134,6 +135,11 @@ public:
   /// After error: a short static description (<= 123 bytes), for the close
   /// frame's reason and the logs.
   std::string_view error_text() const noexcept { return error_text_; }
+  /// True between frames of no message: no frame header or payload has
+  /// partly arrived and no fragmented message is open. False while a frame
+  /// arrives or a message waits for its next fragment; a session bounds the
+  /// time that lasts (--ws-message-timeout).
+  bool at_rest() const noexcept { return !in_message_ && header_len_ == 0; }
   /// True once close or error was returned: the parser takes no more input.
   bool finished() const noexcept { return last_ == result::close || last_ == result::error; }
 

@@ -32,8 +32,12 @@ void put_id(json& j, const json& id) {
 
 bool parse_command(std::string_view text, command& out, command_error& err) {
   json doc;
-  if (!parse_client_json(text, doc) || !doc.is_object()) {
-    err = {errc::invalid_json, nullptr, "the message must be one JSON object", {}};
+  std::string why;
+  if (!parse_client_json(text, doc, max_json_depth, &why) || !doc.is_object()) {
+    err = {errc::invalid_json, nullptr,
+           why.rfind("duplicate key", 0) == 0 ? "the message has a " + why
+                                              : "the message must be one JSON object",
+           {}};
     return false;
   }
   json id;

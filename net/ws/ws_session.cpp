@@ -63,6 +63,7 @@ ws_session::ws_session(tcp::socket socket, const session_options& opts)
   : stream_session(std::move(socket), opts, metrics::transport::ws),
     parser_(opts.max_ws_message_bytes),
     heartbeat_timer_(socket_.get_executor()),
+    message_timer_(socket_.get_executor()),
     commands_(opts.ws_commands_per_second, opts.ws_commands_burst,
               std::chrono::steady_clock::now()) {
   beast::error_code ignored;
@@ -122,6 +123,7 @@ void ws_session::on_final_written() {
 
 void ws_session::on_finished() {
   heartbeat_timer_.cancel();
+  message_timer_.cancel();
 }
 
 // -- reading -----------------------------------------------------------------
@@ -133,7 +135,7 @@ void ws_session::do_read() {
 }
 
 void ws_session::on_readable(beast::error_code ec) {
-  if (closed_)
+  if (closed_ || !reading_)
     return;
   if (ec) {
     finish(closing_ ? closing_reason_ : close_reason::client);
@@ -167,7 +169,39 @@ void ws_session::on_readable(beast::error_code ec) {
     if (n < buf.size())
       break; // drained: wait again rather than pay a read that would block
   }
+  watch_message();
   do_read();
+}
+
+void ws_session::watch_message() {
+  if (parser_.at_rest()) {
+    if (message_timer_armed_) {
+      message_timer_armed_ = false;
+      message_timer_.cancel();
+    }
+    return;
+  }
+  if (message_timer_armed_)
+    return; // the bound counts from the message's first byte
+  message_timer_armed_ = true;
+  message_timer_.expires_after(opts_.ws_message_timeout);
+  message_timer_.async_wait(
+    [self = std::static_pointer_cast<ws_session>(shared_from_this())](beast::error_code ec) {
+      if (ec || self->closed_ || !self->message_timer_armed_)
+        return;
+      self->message_timer_armed_ = false;
+      if (self->parser_.at_rest() || self->closing_)
+        return;
+      // The message did not complete in time: stop reading, free what it
+      // held, and close with 1008 (the rest of it is never parsed, so the
+      // connection ends once our close frame is out).
+      self->reading_ = false;
+      self->parser_ = frame_parser{self->opts_.max_ws_message_bytes};
+      self->on_close({close_reason::policy, close_policy_violation,
+                      "message not completed within "
+                        + std::to_string(self->opts_.ws_message_timeout.count() / 1000) + " s",
+                      {}});
+    });
 }
 
 bool ws_session::on_event(frame_parser::result r) {

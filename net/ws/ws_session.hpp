@@ -9,7 +9,9 @@
 // This class adds: the read loop (client frames: masked, fragments, control
 // frames between fragments, UTF-8 text, the message size limit: 1002, 1007,
 // 1009 per section 7.4.1), binary-message refusal (1003), answering pings,
-// the server's ping/pong heartbeat, the close handshake (section 7.1.2:
+// the server's ping/pong heartbeat, the message timeout (a frame or a
+// fragmented message must arrive whole within --ws-message-timeout, else 1008
+// and the partial message is freed), the close handshake (section 7.1.2:
 // after sending its close frame the server waits up to the close's grace for
 // the client's, then closes TCP), and the command rate limit: a message that
 // finds the token bucket empty is not handed on but answered with an `error`
@@ -72,11 +74,16 @@ private:
   bool on_event(frame_parser::result r);
   void on_text(std::string message);
   void arm_heartbeat();
+  /// Starts the message timer when the parser holds a partial frame or
+  /// message, stops it when it is at rest again.
+  void watch_message();
   /// Queues a control frame (ping, pong) with `payload` (<= 125 bytes).
   void push_control(opcode op, std::string_view payload);
 
   frame_parser parser_;
   asio::steady_timer heartbeat_timer_;
+  asio::steady_timer message_timer_;   ///< --ws-message-timeout of the message arriving
+  bool message_timer_armed_ = false;
   auth::principal principal_;
   token_bucket commands_;          ///< --ws-commands-per-second, --ws-commands-burst
   std::size_t refused_in_row_ = 0; ///< commands refused as rate_limited in a row

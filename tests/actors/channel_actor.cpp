@@ -255,4 +255,35 @@ CAF_TEST(an idle channel reports to the registry once history expired) {
   CAF_CHECK_EQUAL(idle[0].second, 2u); // one subscribe and one publish received
 }
 
+CAF_TEST(a channel without publications keeps its epoch for the ttl after its last subscriber left) {
+  auto a = subscribe();
+  self->send(ch, unsub_atom_v, a);
+  sched.run();
+  auto& idle = deref<caf::stateful_actor<reg_state>>(reg).state.idle;
+  // The subscriber's cursor names this epoch at offset 0: it must resume
+  // here, not meet a new epoch, if it comes back soon.
+  advance_time(9s);
+  sched.run();
+  CAF_CHECK(idle.empty());
+  advance_time(1s);
+  sched.run();
+  CAF_REQUIRE_EQUAL(idle.size(), 1u);
+}
+
+CAF_TEST(an idempotency key answers a retry with the first offset and delivers nothing) {
+  auto a = subscribe();
+  auto req = net::http::publish_request{{"stream:42"}, "withdrawn", "{}", "key-1"};
+  auto retry = [&] {
+    auto t = std::make_shared<publish_ticket>(req, nullptr);
+    self->send(ch, publish_atom_v, t, std::size_t{0});
+    sched.run();
+    return t->offsets[0];
+  };
+  CAF_CHECK_EQUAL(retry(), 1u);
+  CAF_CHECK_EQUAL(retry(), 1u);
+  publish(1); // offset 2, no key
+  CAF_CHECK_EQUAL(retry(), 1u);
+  CAF_CHECK_EQUAL(sub(a).pubs.size(), 2u);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -17,6 +17,7 @@ namespace {
 struct gw_state {
   std::vector<std::string> watches, unwatches;
   std::vector<std::uint64_t> syncs; // the `after` of each sync
+  std::vector<std::pair<std::string, std::uint64_t>> positions; // epoch, delivered of each
 };
 
 caf::behavior fake_gateway(caf::stateful_actor<gw_state>* self) {
@@ -25,8 +26,10 @@ caf::behavior fake_gateway(caf::stateful_actor<gw_state>* self) {
       self->state.watches.push_back(ch);
     },
     [self](unwatch_atom, const std::string& ch) { self->state.unwatches.push_back(ch); },
-    [self](sync_atom, const std::string&, std::uint64_t after, const caf::actor&) {
+    [self](sync_atom, const std::string&, std::uint64_t after, const std::string& epoch,
+           std::uint64_t delivered, const caf::actor&) {
       self->state.syncs.push_back(after);
+      self->state.positions.emplace_back(epoch, delivered);
     },
   };
 }
@@ -209,6 +212,50 @@ CAF_TEST(a failed sync is retried until it succeeds) {
   CAF_CHECK_EQUAL(gateway().syncs.size(), 2u);
   synced("r1", 0, {});
   CAF_CHECK_EQUAL(sub(s).answers.size(), 1u);
+}
+
+CAF_TEST(an offset issued again for another publication makes the channel check its head) {
+  auto s = subscribe();
+  self->send(ch, watching_atom_v);
+  sched.run();
+  synced("r1", 3, {pub("r1", 1), pub("r1", 2), pub("r1", 3)});
+  CAF_CHECK_EQUAL(gateway().positions.back(), (std::pair<std::string, std::uint64_t>{"", 0}));
+  remote(pub("r1", 3)); // a duplicate of what we hold: nothing to check
+  CAF_CHECK_EQUAL(gateway().syncs.size(), 1u);
+  // Redis was rolled back to offset 1 and issued offset 2 again, for another
+  // publication: not silently dropped as a duplicate; the sync carries our
+  // position so that Redis moves the channel to a new epoch.
+  remote(make_publication("stream:7", "r1", 2, "withdrawn", "{\"other\":1}", sys.clock().now()));
+  CAF_REQUIRE_EQUAL(gateway().syncs.size(), 2u);
+  CAF_CHECK_EQUAL(gateway().positions.back(), (std::pair<std::string, std::uint64_t>{"r1", 3}));
+  synced("r2", 0, {});
+  CAF_CHECK_EQUAL(state().epoch, "r1"); // we asked after 3 in r1: read r2 from its start
+  CAF_CHECK_EQUAL(gateway().syncs.back(), 0u);
+  synced("r2", 0, {});
+  CAF_CHECK_EQUAL(state().epoch, "r2");
+  CAF_CHECK_EQUAL(state().offset, 0u);
+  remote(pub("r2", 1));
+  // The subscriber (live from offset 3) gets the new epoch's first; the
+  // reissued offset 2 of r1 never reached it.
+  CAF_REQUIRE_EQUAL(sub(s).pubs.size(), 1u);
+  CAF_CHECK_EQUAL(sub(s).pubs[0]->epoch, "r2");
+}
+
+CAF_TEST(a channel that comes back to a known epoch sends what it delivered) {
+  auto s = subscribe();
+  self->send(ch, watching_atom_v);
+  sched.run();
+  synced("r1", 5, {});
+  self->send(ch, unsub_atom_v, s);
+  sched.run();
+  auto t = subscribe(net::stream_position{"r1", 5});
+  self->send(ch, watching_atom_v);
+  sched.run();
+  CAF_CHECK_EQUAL(gateway().positions.back(), (std::pair<std::string, std::uint64_t>{"r1", 5}));
+  // Redis moved it to a new epoch: the cursor at r1-5 gets the gap.
+  synced("r9", 0, {});
+  CAF_REQUIRE_EQUAL(sub(t).answers.size(), 1u);
+  CAF_CHECK_EQUAL(sub(t).answers[0].reason, "epoch_changed");
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

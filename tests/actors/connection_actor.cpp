@@ -217,6 +217,16 @@ CAF_TEST(the actor quits when its session closes) {
 
 CAF_TEST(sse ids carry the position of every channel) {
   auto c = sse_conn({"stream:1", user_a});
+  // Before any publication: herald.cursor, its id covering both channels.
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 1u);
+  CAF_CHECK_EQUAL(sink->bodies[0], "event: herald.cursor\ndata: {}\n\n");
+  std::vector<net::sse::cursor_entry> first;
+  CAF_REQUIRE(net::sse::parse_cursor(sink->prefixes[0].substr(4, sink->prefixes[0].size() - 5), 64, first));
+  CAF_REQUIRE_EQUAL(first.size(), 2u);
+  CAF_CHECK_EQUAL(first[0].position.offset, 0u);
+  CAF_CHECK_EQUAL(first[1].position.offset, 0u);
+  sink->bodies.erase(sink->bodies.begin());
+  sink->prefixes.erase(sink->prefixes.begin());
   publish({"stream:1", user_a});
   CAF_REQUIRE_EQUAL(sink->bodies.size(), 2u);
   std::vector<net::sse::cursor_entry> cur;

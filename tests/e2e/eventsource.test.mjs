@@ -3,6 +3,7 @@
 // ?last_event_id=, and the automatic reconnect after a server restart.
 
 import assert from "node:assert/strict";
+import net from "node:net";
 import { after, before, describe, test } from "node:test";
 
 import { EventSource } from "eventsource";
@@ -17,6 +18,7 @@ import {
   publishOnce,
   sleep,
   startHerald,
+  waitUntil,
   stopInBackground,
 } from "./lib/herald.mjs";
 
@@ -186,6 +188,110 @@ describe("eventsource package across a server restart", () => {
     } finally {
       client?.close();
       await h.stop();
+    }
+  });
+});
+
+/**
+ * A TCP proxy on a loopback port to `targetPort` whose open connections the
+ * test can cut (a proxy timeout, a network change). Records what came back.
+ */
+async function startCuttableProxy(targetPort) {
+  const pairs = new Set();
+  let downstream = "";
+  const server = net.createServer((client) => {
+    const upstream = net.connect(targetPort, "127.0.0.1");
+    const pair = { client, upstream };
+    pairs.add(pair);
+    const drop = () => {
+      client.destroy();
+      upstream.destroy();
+      pairs.delete(pair);
+    };
+    client.on("error", drop).on("close", drop);
+    upstream.on("error", drop).on("close", drop);
+    upstream.on("data", (d) => (downstream += d.toString("latin1")));
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    url: `http://127.0.0.1:${server.address().port}`,
+    downstream: () => downstream,
+    cut: () => {
+      for (const { client, upstream } of [...pairs]) {
+        client.destroy();
+        upstream.destroy();
+      }
+      pairs.clear();
+    },
+    close: () => new Promise((resolve) => {
+      for (const { client, upstream } of pairs) {
+        client.destroy();
+        upstream.destroy();
+      }
+      server.close(resolve);
+    }),
+  };
+}
+
+describe("eventsource package: a cursor from the first byte", () => {
+  let h;
+  let proxy;
+  before(async () => {
+    h = await startHerald([]);
+    proxy = await startCuttableProxy(h.port);
+  });
+  after(async () => {
+    await proxy?.close();
+    stopInBackground(h);
+  });
+
+  test("a subscriber cut off before the first publication resumes with Last-Event-ID and misses nothing", { timeout: TEST_TIMEOUT }, async () => {
+    const channels = ["stream:es-first-byte", "stream:es-first-byte-2"];
+    // Publishes on connections closed after the reply: this herald may have
+    // the port of an earlier one, whose pooled keep-alive connections are dead.
+    const send = async (body) => {
+      const r = await publishOnce(h.url, body);
+      if (r.status !== 200) throw new Error(`publish: ${r.status} ${r.text}`);
+      return r.json.offsets;
+    };
+    await send({ channel: channels[1], event: "created", data: { before: true } });
+    const sent = []; // Last-Event-ID of each request the EventSource made
+    const qs = channels.map((c) => `channel=${encodeURIComponent(c)}`).join("&");
+    const es = new EventSource(`${proxy.url}/v1/sse?${qs}`, {
+      fetch: (input, init) => {
+        sent.push(new Headers(init.headers).get("last-event-id"));
+        return fetch(input, init);
+      },
+    });
+    const inbox = new Inbox();
+    for (const name of NAMES) es.addEventListener(name, (ev) => inbox.push({ type: ev.type, data: ev.data, lastEventId: ev.lastEventId }));
+    const log = [];
+    es.onerror = (ev) => log.push(`error ${ev.message} at ${Date.now()}`);
+    es.onopen = () => log.push(`open at ${Date.now()}`);
+    try {
+      // The subscription is answered: the stream says where it starts.
+      await waitUntil(() => /(^|\n)id: /.test(proxy.downstream()), { timeoutMs: 3000, what: "an id line" }).catch(() => {});
+      await sleep(100);
+      assert.equal(inbox.items.length, 0, "herald.cursor reaches no listener here: it only sets the cursor");
+      const cutAt = Date.now();
+      proxy.cut(); // the client reconnects after `retry: 2000`
+      const r = await send({ channels, event: "missed", data: { i: 1 } });
+      const [e] = await inbox.until((items) => items.length >= 1 && items, { timeoutMs: 8000, what: `the missed publication (requests: ${JSON.stringify(sent)}, log ${JSON.stringify(log)}, cut at ${cutAt}, readyState ${es.readyState}, got ${JSON.stringify(proxy.downstream().slice(-300))})` });
+      assert.equal(sent.length, 2, "one reconnect");
+      assert.equal(sent[0], null);
+      assert.ok(sent[1], "the reconnect sends Last-Event-ID");
+      assert.equal(cursorPosition(sent[1], channels[0]).offset, 0, "the empty channel's cursor entry");
+      assert.equal(cursorPosition(sent[1], channels[1]).offset, 1, "the other channel at its head");
+      assert.equal(e.type, "missed", JSON.stringify(inbox.items));
+      assert.equal(cursorPosition(e.lastEventId, channels[0]).offset, r[channels[0]]);
+      await inbox.until((items) => items.length >= 2, { what: "the second channel's publication" });
+      assert.equal(inbox.items[1].type, "missed");
+      await sleep(200);
+      assert.equal(inbox.items.length, 2, "nothing twice");
+    } finally {
+      es.close();
     }
   });
 });

@@ -128,3 +128,86 @@ describe("WebSocket framing", () => {
     await wsStillReceives(h.url, bystander, BYSTANDER);
   });
 });
+
+describe("WebSocket message timeout (--ws-message-timeout)", () => {
+  let h;
+  let bystander;
+  const BYSTANDER = "stream:msg-timeout-bystander";
+  const raws = [];
+  before(async () => {
+    h = await startHerald(["--ws-message-timeout=1", "--ws-ping-interval=60"]);
+    bystander = await wsConnect(h.url);
+    await wsSubscribe(bystander, BYSTANDER);
+  });
+  after(async () => {
+    for (const r of raws) r.destroy();
+    await bystander?.close();
+    stopInBackground(h);
+  });
+
+  const cases = [
+    ["a fragmented message left open (no last fragment)", async (r) => {
+      r.sendFrame({ opcode: 1, fin: false, payload: Buffer.from('{"op":"pi') });
+    }],
+    ["a fragmented message kept open by pings between its fragments", async (r, until) => {
+      r.sendFrame({ opcode: 1, fin: false, payload: Buffer.from('{"op":') });
+      while (Date.now() < until) {
+        r.sendFrame({ opcode: 9, payload: Buffer.from("still here") });
+        r.sendFrame({ opcode: 0, fin: false, payload: Buffer.from(" ") });
+        await new Promise((res) => setTimeout(res, 200));
+      }
+    }],
+    ["one frame trickled a byte at a time", async (r, until) => {
+      const bytes = encodeFrame({ opcode: 1, payload: Buffer.from(JSON.stringify({ op: "ping", pad: "x".repeat(200) })) });
+      for (const b of bytes) {
+        if (Date.now() >= until) break;
+        r.write(Buffer.from([b]));
+        await new Promise((res) => setTimeout(res, 50));
+      }
+    }],
+  ];
+  for (const [name, send] of cases) {
+    test(`${name}: close 1008 within the bound, others unaffected`, { timeout: TEST_TIMEOUT }, async () => {
+      const r = await rawWsConnect(h.port);
+      raws.push(r);
+      const t0 = Date.now();
+      const sending = send(r, t0 + 4000);
+      const { code, reason } = await r.closeCode(4000);
+      const took = Date.now() - t0;
+      assert.equal(code, 1008, `closed ${code} after ${took} ms`);
+      assert.match(reason, /message not completed within 1 s/);
+      assert.ok(took >= 900 && took < 3000, `closed after ${took} ms`);
+      await r.ended;
+      await sending;
+      await wsStillReceives(h.url, bystander, BYSTANDER);
+    });
+  }
+
+  test("a message that completes in time is answered, and the bound counts per message", { timeout: TEST_TIMEOUT }, async () => {
+    const r = await rawWsConnect(h.port);
+    raws.push(r);
+    // Three messages, each in two fragments 600 ms apart: 1.8 s in all, each within 1 s.
+    for (let i = 0; i < 3; i++) {
+      const text = JSON.stringify({ op: "ping", id: i });
+      r.sendFrame({ opcode: 1, fin: false, payload: Buffer.from(text.slice(0, 4)) });
+      await new Promise((res) => setTimeout(res, 600));
+      r.sendFrame({ opcode: 0, payload: Buffer.from(text.slice(4)) });
+      await r.frames.until((items) => items.some((f) => f.json?.op === "pong" && f.json.id === i), { what: `pong ${i}` });
+    }
+    await new Promise((res) => setTimeout(res, 1200)); // idle between messages is not bounded
+    r.sendFrame({ opcode: 1, payload: Buffer.from(JSON.stringify({ op: "ping", id: "last" })) });
+    await r.frames.until((items) => items.some((f) => f.json?.id === "last"), { what: "the last pong" });
+    assert.equal(r.frames.items.filter((f) => f.opcode === 8).length, 0);
+  });
+
+  test("a command naming a key twice is refused with invalid_json; the connection stays open", { timeout: TEST_TIMEOUT }, async () => {
+    const r = await rawWsConnect(h.port);
+    raws.push(r);
+    r.sendFrame({ opcode: 1, payload: Buffer.from('{"op":"subscribe","channel":"stream:a","channel":"stream:b","id":1}') });
+    const err = await r.frames.until((items) => items.find((f) => f.json?.op === "error"), { what: "an error" });
+    assert.equal(err.json.code, "invalid_json");
+    assert.match(err.json.message, /duplicate key "channel"/);
+    r.sendFrame({ opcode: 1, payload: Buffer.from(JSON.stringify({ op: "ping", id: 2 })) });
+    await r.frames.until((items) => items.some((f) => f.json?.op === "pong"), { what: "pong" });
+  });
+});

@@ -127,3 +127,15 @@ TEST_CASE("is_valid_event_name", "[json][event]") {
   CHECK(is_valid_event_name(std::string(64, 'e')));
   CHECK_FALSE(is_valid_event_name(std::string(65, 'e')));
 }
+
+TEST_CASE("parse_client_json refuses a key named twice in one object, at any depth", "[json][bad-input]") {
+  json out;
+  std::string why;
+  CHECK(parse_client_json(R"({"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]})", out, max_json_depth, &why));
+  CHECK_FALSE(parse_client_json(R"({"op":"subscribe","op":"unsubscribe"})", out, max_json_depth, &why));
+  CHECK(why == "duplicate key \"op\"");
+  CHECK(out.is_null());
+  CHECK_FALSE(parses(R"({"x":{"channel":"a","channel":"b"}})"));
+  CHECK_FALSE(parses(R"([{"k":1},{"k":1,"k":1}])"));
+  CHECK_FALSE(parses(R"({"\u0061":1,"a":2})")); // the same key once unescaped
+}

@@ -153,3 +153,38 @@ TEST_CASE("sse: nothing is written until every channel answered; every id names 
   CHECK(parse_id(r.ids[4])[1].position.offset == 5u);
   CHECK(t.cursor() == r.ids[4].substr(4, r.ids[4].size() - 5));
 }
+
+TEST_CASE("sse: the first event carries the cursor of every channel, empty ones included",
+          "[subscription_table]") {
+  recorded r;
+  subscription_table t{metrics::transport::sse, r};
+  t.begin({"stream:1", "stream:2"}, {});
+  t.on_answer(answer("stream:1", 5, "e1", 0)); // no publication yet
+  CHECK(r.out.empty());
+  t.on_answer(answer("stream:2", 6, "e2", 7));
+  // Nothing to replay and no gap: a herald.cursor event with the id line.
+  REQUIRE(r.out.size() == 1u);
+  CHECK(r.out[0] == "event: herald.cursor\ndata: {}\n\n");
+  auto first = parse_id(r.ids[0]);
+  REQUIRE(first.size() == 2u);
+  CHECK(first[0].channel_hash == sse::channel_hash("stream:1"));
+  CHECK(first[0].position.epoch == "e1");
+  CHECK(first[0].position.offset == 0u);
+  CHECK(first[1].position.epoch == "e2");
+  CHECK(first[1].position.offset == 7u);
+  t.on_publication(pub("stream:1", "e1", 1));
+  REQUIRE(r.out.size() == 2u);
+  CHECK(r.out[1] == "pub stream:1 1");
+}
+
+TEST_CASE("sse: a replay or a gap carries the cursor itself: no herald.cursor event then",
+          "[subscription_table]") {
+  recorded r;
+  subscription_table t{metrics::transport::sse, r};
+  std::vector<sse::cursor_entry> cursor{{sse::channel_hash("stream:1"), {"old", 3}}};
+  t.begin({"stream:1"}, cursor);
+  t.on_answer(answer("stream:1", 5, "e1", 0, false, {}, "epoch_changed"));
+  REQUIRE(r.out.size() == 1u);
+  CHECK(r.out[0].find("herald.gap") != std::string::npos);
+  CHECK(parse_id(r.ids[0]).size() == 1u);
+}

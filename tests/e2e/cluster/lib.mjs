@@ -131,15 +131,21 @@ export function redisRaw(port, line, { timeoutMs = 1000 } = {}) {
 
 /**
  * Starts redis-server on 127.0.0.1 (`port`, or a free one) without
- * persistence, or with an fsync-always AOF in `dir` when `persist` is given.
+ * persistence, or with an fsync-always AOF in `dir` when `persist` is given,
+ * or (`rdbDir`) loading dump.rdb from that directory, written only by SAVE.
  * @returns {Promise<{port:number, pid:number, url:string, log:()=>string,
  *   alive:()=>boolean, kill:(signal?:string)=>Promise<void>, stop:()=>Promise<void>}>}
  */
-export async function startRedis({ port, persist = null, timeoutMs = 5000 } = {}) {
+export async function startRedis({ port, persist = null, rdbDir = null, timeoutMs = 5000 } = {}) {
   port ??= await freePort();
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", ""];
   if (persist) args.push("--appendonly", "yes", "--appendfsync", "always", "--dir", persist);
   else args.push("--appendonly", "no");
+  // rdbDir: snapshots only when asked (SAVE), loaded from there at start.
+  if (rdbDir) {
+    args.push("--dir", rdbDir);
+    persist = rdbDir;
+  }
   args.push("--daemonize", "no");
   const child = track(spawn(REDIS_SERVER, args, { stdio: ["ignore", "pipe", "pipe"], cwd: persist || os.tmpdir() }));
   let log = "";

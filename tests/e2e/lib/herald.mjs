@@ -198,13 +198,13 @@ export async function awaitBackgroundStops() {
 
 /**
  * POSTs to `${url}/v1/publish`. `body` is JSON-serialised unless it is a
- * string (sent as is).
+ * string (sent as is); `headers` are added to the request.
  * @returns {Promise<{status:number, headers:Headers, text:string, json:any}>}
  */
-export async function publish(url, body) {
+export async function publish(url, body, { headers = {} } = {}) {
   const res = await fetch(`${url}/v1/publish`, {
     method: "POST",
-    headers: { "content-type": "application/json" },
+    headers: { "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
   const text = await res.text();
@@ -254,8 +254,8 @@ export function publishOnce(url, body) {
 }
 
 /** Like publish() but throws unless the reply is 200; returns the offsets object. */
-export async function publishOk(url, body) {
-  const r = await publish(url, body);
+export async function publishOk(url, body, opts = {}) {
+  const r = await publish(url, body, opts);
   if (r.status !== 200) throw new Error(`publish failed: ${r.status} ${r.text}`);
   return r.json.offsets;
 }

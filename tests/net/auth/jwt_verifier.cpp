@@ -6,6 +6,7 @@
 #include "tests/net/auth/test_tokens.hpp"
 
 #include <catch2/catch.hpp>
+#include <openssl/hmac.h>
 
 using namespace herald::net::auth;
 using herald::test::b64url;
@@ -199,4 +200,27 @@ TEST_CASE("configuration checks", "[auth][jwt]") {
   CHECK(parse_algorithm("HS256") == jwt_algorithm::hs256);
   CHECK_FALSE(parse_algorithm("none"));
   CHECK_FALSE(parse_algorithm("hs256"));
+}
+
+TEST_CASE("a header or claims set that names a key twice is malformed, even signed", "[auth][jwt][attack]") {
+  auto v = make(jwt_algorithm::hs256, secret);
+  // Signed by hand: libjwt would keep one of the two values silently.
+  auto hs256 = [](const std::string& header, const std::string& payload) {
+    auto input = herald::test::b64url(header) + "." + herald::test::b64url(payload);
+    unsigned char mac[EVP_MAX_MD_SIZE];
+    unsigned int len = 0;
+    HMAC(EVP_sha256(), secret.data(), static_cast<int>(secret.size()),
+         reinterpret_cast<const unsigned char*>(input.data()), input.size(), mac, &len);
+    return input + "." + herald::test::b64url(std::string(reinterpret_cast<char*>(mac), len));
+  };
+  const std::string header = R"({"alg":"HS256","typ":"JWT"})";
+  const std::string exp = std::to_string(now + 60);
+  const std::string sub = R"("sub":"GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ")";
+  CHECK(check(*v, hs256(header, "{" + sub + R"(,"exp":)" + exp + "}")) == token_error::none);
+  CHECK(check(*v, hs256(header, "{" + sub + R"(,"sub":"GBOTHER","exp":)" + exp + "}"))
+        == token_error::malformed);
+  CHECK(check(*v, hs256(header, "{" + sub + R"(,"exp":1,"exp":)" + exp + "}"))
+        == token_error::malformed);
+  CHECK(check(*v, hs256(R"({"alg":"HS256","alg":"HS256"})", "{" + sub + R"(,"exp":)" + exp + "}"))
+        == token_error::malformed);
 }

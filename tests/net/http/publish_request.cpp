@@ -319,3 +319,14 @@ TEST_CASE("encode_publish_response keeps request order", "[http][publish][encode
   CHECK(encode_publish_response({"stream:b", "stream:a"}, {1, 2}) ==
         R"({"offsets":{"stream:b":1,"stream:a":2}})");
 }
+
+TEST_CASE("a body that names a key twice is refused with invalid_json", "[http][publish][bad-input]") {
+  refused_with(R"({"channel":"stream:1","channel":"stream:2","event":"e","data":1})", errc::invalid_json);
+  refused_with(R"({"channel":"stream:1","event":"e","event":"f","data":1})", errc::invalid_json);
+  refused_with(R"({"channel":"stream:1","event":"e","data":{"amount":"1","amount":"2"}})",
+               errc::invalid_json);
+  publish_request out;
+  std::string detail;
+  parse_publish_request(R"({"channel":"stream:1","event":"e","event":"f","data":1})", 64, out, detail);
+  CHECK(detail == "the body has a duplicate key \"event\"");
+}

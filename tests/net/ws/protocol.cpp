@@ -416,3 +416,10 @@ TEST_CASE("connect and refresh carry a token string", "[ws][protocol][auth]") {
   refused_with(R"({"op":"refresh","token":42})", errc::invalid_request);
   refused_with(R"({"op":"connect","token":null})", errc::invalid_request);
 }
+
+TEST_CASE("a command that names a key twice is refused with invalid_json", "[ws][protocol][bad-input]") {
+  refused_with(R"({"op":"ping","op":"subscribe","channel":"stream:1"})", errc::invalid_json);
+  refused_with(R"({"op":"subscribe","channel":"stream:1","channel":"stream:2"})", errc::invalid_json);
+  refused_with(R"({"op":"subscribe","channel":"stream:1","since":{"epoch":"e","offset":1,"offset":2}})",
+               errc::invalid_json);
+}
