@@ -63,16 +63,8 @@ void subscription_table::forget(const std::string& channel,
 }
 
 std::string subscription_table::cursor() const {
-  std::string out;
-  out.reserve(entries_.size() * 32);
-  for (const auto& e : entries_) {
-    if (!e.active)
-      continue;
-    if (!out.empty())
-      out.push_back('_');
-    sse::append_entry(out, {e.hash, e.position});
-  }
-  return out;
+  auto line = id_line(); // "id: <cursor>\n"
+  return line.substr(4, line.size() - 5);
 }
 
 void subscription_table::set_epoch(entry& e, const std::string& epoch) {
