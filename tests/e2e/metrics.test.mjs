@@ -135,9 +135,19 @@ describe("GET /metrics", { timeout: 90_000 }, () => {
       assert.equal(reply.op, "subscribed");
       wsClients.push(c);
     }
+    // A write is counted just after the kernel took it, so a client can read
+    // bytes a moment before /metrics counts them (another I/O thread may answer
+    // the scrape first): the baseline is a scrape that has counted everything
+    // the clients read so far (SSE: every byte, head included; WebSocket:
+    // every message), or the deltas below would be off by the stragglers.
+    const sum = (xs) => xs.reduce((a, b) => a + b, 0);
     const m1 = await scrapeUntil(
-      (m) => m.get("herald_connections", sse) === 3 && m.get("herald_connections", ws) === 2,
-      "3 SSE and 2 WebSocket connections",
+      (m) =>
+        m.get("herald_connections", sse) === 3 &&
+        m.get("herald_connections", ws) === 2 &&
+        m.get("herald_bytes_written_total", sse) === sum(sseClients.map((c) => c.bytes())) &&
+        m.get("herald_frames_written_total", ws) === sum(wsClients.map((c) => c.inbox.items.length)),
+      "3 SSE and 2 WebSocket connections, every byte they read counted",
     );
     assert.equal(m1.get("herald_connects_total", sse), 3);
     assert.equal(m1.get("herald_connects_total", ws), 2);
