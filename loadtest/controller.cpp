@@ -2,6 +2,7 @@
 
 #include "loadtest/channel_plan.hpp"
 #include "loadtest/clock.hpp"
+#include "loadtest/newcomer_probe.hpp"
 #include "loadtest/proc_sampler.hpp"
 #include "loadtest/publisher.hpp"
 #include "loadtest/report.hpp"
@@ -22,7 +23,9 @@
 #include <csignal>
 #include <ctime>
 #include <fstream>
+#include <functional>
 #include <iostream>
+#include <mutex>
 #include <random>
 #include <sstream>
 #include <thread>
@@ -208,6 +211,23 @@ public:
     pc.plan = plan_;
     publisher pub(io.ioc, pc);
     pub_ = &pub;
+
+    // The timeline (--throughput-svg): every 250 ms on the I/O thread.
+    asio::steady_timer timeline_timer(io.ioc);
+    std::function<void()> sample_timeline = [&] {
+      auto t = sum(pool.view());
+      {
+        std::lock_guard lock(timeline_mu_);
+        timeline_.push_back({static_cast<double>(mono_ns() - start_ns_) / 1e9, t.received, pub.sent_count(), t.open});
+      }
+      timeline_timer.expires_after(std::chrono::milliseconds(250));
+      timeline_timer.async_wait([&](const boost::system::error_code& ec) {
+        if (!ec)
+          sample_timeline();
+      });
+    };
+    if (!o_.throughput_svg_file.empty())
+      asio::post(io.ioc, sample_timeline);
 
     auto first = monitor.sample(true);
     for (std::size_t i = 0; i < r_.servers.size(); ++i)
@@ -494,11 +514,25 @@ private:
       auto half = std::max<std::uint64_t>(1, o_.publications / 2);
       while (!stopping() && pub_->sent_count() < half)
         std::this_thread::sleep_for(std::chrono::milliseconds(5));
-      say("storm", "every connection drops and resumes now");
+      say("storm", "every connection drops and resumes now; new subscribers keep arriving");
+      // Newcomers: fresh SSE subscribers of a channel outside the plan, one
+      // after another (10 ms apart) for as long as the storm lasts.
+      newcomer_probe newcomers(o_.targets.front(), "stream:storm-newcomers", 10, 5000);
+      mark("storm");
       pool_->broadcast({{"cmd", "reconnect"}});
+      newcomers.start();
       wait_workers([](const std::vector<worker_view>& v) {
         return std::all_of(v.begin(), v.end(), [](const worker_view& w) { return !w.storm.is_null() || !w.alive; });
       }, deadline_ns_, "storm");
+      mark("resumed");
+      newcomers.stop();
+      r_.newcomers = newcomers.figures();
+      if (r_.newcomers.attempted == 0)
+        r_.problems.push_back("no new subscriber was tried during the storm");
+      else if (r_.newcomers.accepted != r_.newcomers.attempted)
+        r_.problems.push_back(std::to_string(r_.newcomers.attempted - r_.newcomers.accepted) + " of "
+                              + std::to_string(r_.newcomers.attempted)
+                              + " new subscribers not accepted during the storm");
     }
     if (!wait_publisher("publishing"))
       r_.problems.push_back("publishing did not finish before the deadline");
@@ -705,15 +739,34 @@ private:
       } else {
         series.emplace_back(std::to_string(static_cast<long>(r_.rate)) + " publications/s", &r_.latency);
       }
-      if (!write_percentile_svg(o_.svg_file, title, series))
+      bool any = std::any_of(series.begin(), series.end(), [](const plot_series& s) { return s.second->count() > 0; });
+      if (!any)
+        std::cerr << "herald-loadtest: no latency to plot (nothing delivered): " << o_.svg_file << " not written\n";
+      else if (!write_percentile_svg(o_.svg_file, title, series))
         std::cerr << "herald-loadtest: cannot write " << o_.svg_file << "\n";
     }
+    if (!o_.throughput_svg_file.empty()) {
+      std::string title = "herald-loadtest " + r_.scenario + " " + r_.transport + ", "
+                          + std::to_string(r_.connections) + " connections: throughput";
+      std::lock_guard lock(timeline_mu_);
+      if (!write_timeline_svg(o_.throughput_svg_file, title, timeline_, markers_))
+        std::cerr << "herald-loadtest: cannot write " << o_.throughput_svg_file << "\n";
+    }
     return r_.problems.empty() ? 0 : 1;
+  }
+
+  /// A moment worth a line on the throughput plot, seconds since the start.
+  void mark(const std::string& what) {
+    std::lock_guard lock(timeline_mu_);
+    markers_.emplace_back(what, static_cast<double>(mono_ns() - start_ns_) / 1e9);
   }
 
   const options& o_;
   channel_plan plan_;
   run_result r_;
+  std::mutex timeline_mu_;
+  std::vector<timeline_sample> timeline_;
+  std::vector<timeline_marker> markers_;
   std::int64_t start_ns_ = 0;
   std::int64_t deadline_ns_ = 0;
   worker_pool* pool_ = nullptr;

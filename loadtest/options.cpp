@@ -95,6 +95,7 @@ Measuring and output
   --json                 print the report as JSON instead of a table
   --json-file PATH       also write the JSON report to PATH
   --svg PATH             write a latency percentile plot (SVG)
+  --throughput-svg PATH  write deliveries/s, publications/s and open connections over time (SVG)
   --channel-prefix P     stream channel names are stream:<P>-<i> (lt)
   --seed N               seed for user accounts and masks (random)
   --quiet                no progress lines on stderr
@@ -222,6 +223,7 @@ std::string parse_options(int argc, char** argv, options& o, bool& help) {
      }},
     {"json-file", str(o.json_file)},
     {"svg", str(o.svg_file)},
+    {"throughput-svg", str(o.throughput_svg_file)},
     {"channel-prefix", str(o.channel_prefix)},
     {"seed", u64(o.seed)},
   };

@@ -42,6 +42,7 @@ struct options {
   bool json = false;
   std::string json_file;
   std::string svg_file;
+  std::string throughput_svg_file;
   std::string channel_prefix = "lt";
   std::uint64_t seed = 0;                   ///< 0: random
   bool quiet = false;

@@ -111,6 +111,13 @@ void print_table(std::ostream& out, const run_result& r) {
       << count(r.no_position) << " without a position; storm over in " << fmt("%.2f s", r.storm_s);
     row("reconnect", s.str());
     row("resume time", percentile_line(r.reconnect));
+    std::ostringstream n;
+    n << count(r.newcomers.accepted) << " of " << count(r.newcomers.attempted)
+      << " new subscribers accepted during the storm";
+    row("newcomers", n.str());
+    row("newcomer time", percentile_line(r.newcomers.accept_ns));
+    for (const auto& [why, k] : r.newcomers.failures)
+      row("", count(k) + " x " + why);
   }
   if (r.publications || r.find_max) {
     std::ostringstream s;
@@ -218,7 +225,12 @@ nlohmann::json to_json(const run_result& r) {
                             {"resume_failed", r.resume_failed},
                             {"no_position", r.no_position},
                             {"storm_s", r.storm_s},
-                            {"resume_ms", percentiles_ms(r.reconnect)}};
+                            {"resume_ms", percentiles_ms(r.reconnect)},
+                            {"newcomers",
+                             {{"attempted", r.newcomers.attempted},
+                              {"accepted", r.newcomers.accepted},
+                              {"failures", map_json(r.newcomers.failures)},
+                              {"accept_ms", percentiles_ms(r.newcomers.accept_ns)}}}};
   j["publish"] = {{"sent", r.pub.sent},
                   {"ok", r.pub.ok},
                   {"failed", r.pub.failed},

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "loadtest/histogram.hpp"
+#include "loadtest/newcomer_probe.hpp"
 #include "loadtest/proc_sampler.hpp"
 #include "loadtest/publisher.hpp"
 
@@ -77,6 +78,9 @@ struct run_result {
   std::uint64_t resumed = 0, resume_failed = 0, no_position = 0;
   double storm_s = 0; ///< drop -> last connection resumed
   histogram reconnect;
+  /// New SSE subscribers opened one after another while the storm lasts
+  /// (loadtest/newcomer_probe.hpp): is the server still accepting?
+  newcomer_figures newcomers;
 
   // Publishing.
   publisher_stats pub;

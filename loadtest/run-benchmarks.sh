@@ -23,6 +23,11 @@
 # against the baseline, the second core's gain, RSS per idle connection at
 # BIG_CONNECTIONS, time to open CONNECTIONS WebSocket connections.
 #
+# Every run also draws its plots (herald-loadtest --svg, --throughput-svg)
+# into a folder named after the report (docs/benchmarks/single-instance/),
+# and the report shows them. storm-big-mix-herald drops BIG_CONNECTIONS
+# clients at once while new subscribers keep arriving (issue #14).
+#
 # BEFORE=/path/to/an/older/herald also runs the fanout10-*, lone-* and
 # idle-big-* presets (SSE and WebSocket) with that binary, pinned and with
 # the same options, named *-before (e.g. fanout10-sse-before), right after
@@ -74,6 +79,10 @@ if [[ -n $BEFORE ]]; then
 fi
 
 work=$(mktemp -d)
+# The plots of every run (latency percentiles, throughput over time), next to
+# the report: docs/benchmarks/single-instance/<run>-{latency,throughput}.svg.
+plots=${out%.md}
+mkdir -p "$plots"
 server_pid=
 cleanup() {
   if [[ -n $server_pid ]]; then
@@ -138,7 +147,9 @@ bench() {
   [[ $kind == herald-unpinned ]] && gen=()
   local cmd=("${gen[@]}" "$bin/herald-loadtest" --target "127.0.0.1:$server_port"
              --server-pids "$server_pid" --source-addrs "$SOURCES" --quiet
-             --json-file "$work/$name.json" "$@")
+             --json-file "$work/$name.json" --svg "$plots/$name-latency.svg"
+             --throughput-svg "$plots/$name-throughput.svg" "$@")
+  rm -f "$plots/$name-latency.svg" "$plots/$name-throughput.svg"
   echo "== $name ($kind): ${srv[*]}"
   echo "   ${cmd[*]}"
   "${cmd[@]}" | tee "$work/$name.txt" || echo "   (checks failed: see the figures)"
@@ -200,6 +211,10 @@ bench slow-sse-herald herald --scenario slow --transport sse --connections "$N" 
   --publications 250 --rate "$FANOUT_RATE" --payload-bytes 16384 --slow-share 0.1
 bench storm-mix-herald herald --scenario reconnect-storm --transport mix --connections "$N" \
   --publications 2000 --rate 200
+# Issue #14: BIG_CONNECTIONS (19,000) clients dropped at once resume with their
+# cursors while new subscribers keep arriving (the newcomer probe).
+bench storm-big-mix-herald herald --scenario reconnect-storm --transport mix --connections "$BIG" \
+  --workers 2 --publications 2000 --rate 200
 
 # --- the report -----------------------------------------------------------------
 mkdir -p "$(dirname "$out")"
@@ -217,10 +232,11 @@ printf '%s\n' "${commands[@]}" >"$work/commands.txt"
     printf '%s|%s|%s\n' "$kind" "${srv[*]//$root\//}" "$version"
   done
 } >"$work/servers.txt"
-python3 - "$work" "$out" "$SERVER_CPU" "$GEN_CPU" "$N" "$BIG" <<'PY'
+python3 - "$work" "$out" "$SERVER_CPU" "$GEN_CPU" "$N" "$BIG" "$plots" <<'PY'
 import json, os, platform, sys, datetime
 work, out, server_cpu, gen_cpu = sys.argv[1:5]
 n_conn, big_conn = int(sys.argv[5]), int(sys.argv[6])
+plots = sys.argv[7]
 
 def load(name):
     try:
@@ -464,12 +480,32 @@ for name, kind, *_ in cmds:
         rs = j["reconnect_storm"]
         extra = (f"; storm: {rs['resumed']:,} resumed, {rs['resume_failed']:,} failed, over in {rs['storm_s']:.2f} s, "
                  f"resume p99 {ms(rs['resume_ms']['p99'])} ms")
+        nc = rs.get("newcomers")
+        if nc:
+            extra += (f"; {nc['accepted']:,} of {nc['attempted']:,} new subscribers accepted during the storm, "
+                      f"p99 {ms(nc['accept_ms']['p99'])} ms, max {ms(nc['accept_ms']['max'])} ms")
     if j["connections"]["slow"]:
         c = j["connections"]
         extra += f"; slow: {c['slow']:,} slow clients, {c['slow_closed_by_server']:,} closed by the server"
     verdict = "pass" if j["pass"] else "FAIL: " + "; ".join(j["problems"])
     w(f"- {name} ({kind}): {verdict}{extra}")
 w("")
+w("## Plots")
+w("")
+w("Written by herald-loadtest itself (`--svg`: publish-to-receive latency by percentile; "
+  "`--throughput-svg`: deliveries/s, publications/s and open connections every 250 ms, "
+  "dashed lines at the storm's drop and at its last resume).")
+w("")
+rel = os.path.basename(plots)
+for name, kind, *_ in cmds:
+    pics = [(what, f"{name}-{what}.svg") for what in ("latency", "throughput")
+            if os.path.exists(os.path.join(plots, f"{name}-{what}.svg"))]
+    if not pics:
+        continue
+    w(f"### {name}")
+    w("")
+    w(" ".join(f"![{name}: {what}]({rel}/{fn})" for what, fn in pics))
+    w("")
 w("## Commands")
 w("")
 w("Each run: a fresh server, by kind:")
@@ -478,7 +514,8 @@ for kind, (cmd, _) in servers.items():
     w(f"- {kind}: `{cmd}`")
 w("")
 w("then `[taskset -c " + gen_cpu + "] build/bin/herald-loadtest --target 127.0.0.1:PORT --server-pids PID "
-  "--source-addrs 127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4 --quiet` plus (generator pinned unless said):")
+  "--source-addrs 127.0.0.1,127.0.0.2,127.0.0.3,127.0.0.4 --quiet --json-file NAME.json "
+  f"--svg {rel}/NAME-latency.svg --throughput-svg {rel}/NAME-throughput.svg` plus (generator pinned unless said):")
 w("")
 w("```")
 for name, kind, gen, cmd in cmds:

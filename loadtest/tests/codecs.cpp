@@ -191,3 +191,25 @@ TEST_CASE("percentile SVG renders") {
   REQUIRE(svg.find("polyline") != std::string::npos);
   REQUIRE(svg.find("t &lt;1&gt;") != std::string::npos);
 }
+
+TEST_CASE("throughput SVG draws the rates between samples and the markers") {
+  using herald::loadtest::timeline_sample;
+  // 1,000 deliveries/s and 10 publications/s for 2 s, then nothing.
+  std::vector<timeline_sample> s{{0.0, 0, 0, 100}, {1.0, 1000, 10, 100}, {2.0, 2000, 20, 100}, {3.0, 2000, 20, 50}};
+  auto svg = render_timeline_svg("run <a>", s, {{"storm", 1.5}});
+  REQUIRE(svg.find("<svg") == 0);
+  REQUIRE(svg.find("run &lt;a&gt;") != std::string::npos);
+  // Three curves (deliveries, publications, open connections).
+  std::size_t lines = 0;
+  for (auto p = svg.find("<polyline"); p != std::string::npos; p = svg.find("<polyline", p + 1))
+    ++lines;
+  REQUIRE(lines == 3);
+  REQUIRE(svg.find(">storm</text>") != std::string::npos);
+  // The rate axis tops out at the nice ceiling of 1,050/s: 2k.
+  REQUIRE(svg.find(">2k</text>") != std::string::npos);
+  // Publications/s drawn x100 (100 subscribers per publication here).
+  REQUIRE(svg.find("publications/s (x100)") != std::string::npos);
+  // Too few samples: axes only, no curve, no crash.
+  auto empty = render_timeline_svg("none", {{0.0, 0, 0, 0}}, {});
+  REQUIRE(empty.find("<polyline") == std::string::npos);
+}
