@@ -15,7 +15,7 @@ import path from "node:path";
 import { after, describe, test } from "node:test";
 
 import { getJson, publishOk } from "../lib/herald.mjs";
-import { promtoolCheck, scrape } from "../lib/metrics.mjs";
+import { promtoolCheck, scrape, settledScrape } from "../lib/metrics.mjs";
 import { REPO, sseItems, sseSubscribe, startClusterHerald, startRedis, tempDir, waitReady, waitUntil } from "./lib.mjs";
 import { PROMTOOL } from "../lib/metrics.mjs";
 
@@ -74,7 +74,8 @@ describe("cluster metrics", { timeout: 90_000 }, () => {
     const channel = "stream:cluster-metrics";
     const sub = await sseSubscribe(h.url, [channel]);
     stops.push(() => sub.close());
-    const m1 = await scrape(h.url);
+    // The probes' writes may be counted a moment after curl read them.
+    const m1 = await settledScrape(h.url);
     const d = (m, name, labels) => m.get(name, labels) - m1.get(name, labels);
     const N = 5;
     for (let i = 0; i < N; i++) await publishOk(h.url, { channel, event: "e", data: { i } });

@@ -41,6 +41,30 @@ export async function scrape(url) {
   return { status: res.status, contentType: res.headers.get("content-type"), text, series, get };
 }
 
+/**
+ * A scrape to take differences from: herald counts a write just after the
+ * kernel took it, so a client may read bytes a moment before /metrics counts
+ * them (another I/O thread can answer the scrape first). Scrapes until no
+ * outbound buffer is queued and two scrapes `gapMs` apart count the same
+ * frames and bytes written (nothing may be publishing meanwhile); resolves
+ * the later one, or rejects after `timeoutMs`.
+ */
+export async function settledScrape(url, { gapMs = 100, timeoutMs = 5000 } = {}) {
+  const written = (m) =>
+    ["sse", "ws"]
+      .map((t) => `${m.get("herald_frames_written_total", { transport: t })}/${m.get("herald_bytes_written_total", { transport: t })}`)
+      .join(" ");
+  const deadline = Date.now() + timeoutMs;
+  let before = await scrape(url);
+  for (;;) {
+    await new Promise((r) => setTimeout(r, gapMs));
+    const now = await scrape(url);
+    if (now.get("herald_outbound_buffer_bytes") === 0 && written(now) === written(before)) return now;
+    if (Date.now() > deadline) throw new Error(`writes still being counted after ${timeoutMs} ms:\n${now.text}`);
+    before = now;
+  }
+}
+
 /** Runs `promtool check metrics` on `text`; resolves {code, output}. */
 export function promtoolCheck(text) {
   return new Promise((resolve, reject) => {
