@@ -107,9 +107,11 @@ void ws_session::push_control(opcode op, std::string_view payload) {
 void ws_session::push_final(close_request& req) {
   // A close answering the client's close without a code carries none
   // (section 5.5.1: 1005 is never sent).
-  if (dialect_ == dialect::centrifugo && req.ws_code != 1005) {
+  if (dialect_ == dialect::centrifugo && req.ws_code != 1005
+      && req.reason != close_reason::client) {
     // The SDK decides from the code whether to reconnect (3000-3499) or
-    // stop (3500-3999); docs/centrifugo.md has the table.
+    // stop (3500-3999); docs/centrifugo.md has the table. (An answer to the
+    // client's own close echoes its code.)
     auto [code, text] = centrifugo::close_for(req.ws_code, req.ws_text);
     req.ws_code = code;
     req.ws_text = text.substr(0, max_close_reason_bytes);
