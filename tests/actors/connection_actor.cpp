@@ -274,7 +274,8 @@ CAF_TEST(sse recovery replays each channel and reports gaps) {
 
 CAF_TEST(centrifugo commands before connect close with 3501) {
   sink->use_centrifugo();
-  connection_options opts{transport::ws, 64};
+  connection_options opts;
+  opts.max_channels = 64;
   opts.dialect = net::ws::dialect::centrifugo;
   auto c = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
                      std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
@@ -287,7 +288,8 @@ CAF_TEST(centrifugo commands before connect close with 3501) {
 
 CAF_TEST(centrifugo connect subscribe recover unsubscribe and unsupported methods) {
   sink->use_centrifugo();
-  connection_options opts{transport::ws, 2};
+  connection_options opts;
+  opts.max_channels = 2;
   opts.dialect = net::ws::dialect::centrifugo;
   opts.ping_interval = 25s;
   auto c = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
@@ -328,7 +330,8 @@ CAF_TEST(centrifugo connect subscribe recover unsubscribe and unsupported method
 
 CAF_TEST(centrifugo a subscribe to a channel the connection has renews it) {
   sink->use_centrifugo();
-  connection_options opts{transport::ws, 64};
+  connection_options opts;
+  opts.max_channels = 64;
   opts.dialect = net::ws::dialect::centrifugo;
   auto c = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
                      std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
