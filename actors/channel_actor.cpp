@@ -339,7 +339,7 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
         if (auto it = st.keys.find(key); it != st.keys.end()) {
           // A retry within the window: the first publication's offset, nothing delivered.
           net::metrics::idempotent_replay();
-          ticket->complete(index, it->second);
+          ticket->complete(index, it->second, st.epoch);
           return;
         }
       }
@@ -350,7 +350,29 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
         st.key_order.emplace_back(now, key);
         schedule_prune(self);
       }
-      ticket->complete(index, st.offset);
+      ticket->complete(index, st.offset, st.epoch);
+    },
+    [self](history_atom, const channel_query_ptr& q) {
+      auto& st = self->state;
+      ++st.ops_received;
+      if (st.gateway && (!st.synced || st.syncing)) {
+        // Cluster mode: only a channel with local subscribers mirrors Redis.
+        q->done(false, {}, {});
+        check_idle(self);
+        return;
+      }
+      auto now = self->clock().now();
+      st.prune(now);
+      auto n = std::min(q->limit, st.history.size());
+      std::vector<publication_ptr> latest(st.history.end() - static_cast<std::ptrdiff_t>(n),
+                                          st.history.end());
+      if (!st.gateway && st.subscribers.empty()) {
+        // The position an app loads must stay valid while it subscribes: the
+        // epoch lingers --history-ttl, as after a last subscriber left.
+        st.vacated = now;
+        schedule_prune(self);
+      }
+      q->done(true, {st.epoch, st.offset}, std::move(latest));
     },
     [self](prune_atom) {
       auto& st = self->state;

@@ -84,6 +84,10 @@ caf::behavior channel_registry(registry_pointer self, history_options history,
         self->send(e.channel, publish_atom_v, ticket, i);
       }
     },
+    [self](history_atom, const channel_query_ptr& q) {
+      auto& e = channel_for(self, q->channel);
+      self->send(e.channel, history_atom_v, q);
+    },
     [self](idle_atom, const std::string& name, std::uint64_t ops_received) {
       auto& chans = self->state.channels;
       auto it = chans.find(name);

@@ -1,5 +1,6 @@
 #include "actors/connection_actor.hpp"
 
+#include "actors/centrifugo_commands.hpp"
 #include "actors/connection_auth.hpp"
 
 #include "net/errors.hpp"
@@ -18,18 +19,6 @@ void send_ws(connection_state& st, std::string text) {
   st.sink->deliver({}, net::make_frame(std::move(text)));
 }
 
-// Asks the channel (through the registry) for `channel`. The session learns
-// of the subscribe first (WebSocket: expect(); SSE: begin()), through the
-// same shard queue the channel's answer takes after it.
-void subscribe(connection_pointer self, const std::string& channel,
-               std::optional<net::stream_position> since) {
-  auto& st = self->state;
-  auto& s = st.subs[channel];
-  s.request = st.next_request++;
-  self->send(st.registry, subscribe_atom_v,
-             subscribe_request{channel, caf::actor_cast<caf::actor>(self), std::move(since),
-                               s.request, st.sink});
-}
 
 void on_subscribed(connection_pointer self, const std::string& channel, std::uint64_t request,
                    const caf::actor& channel_actor) {
@@ -46,18 +35,14 @@ void on_subscribed(connection_pointer self, const std::string& channel, std::uin
   it->second.active = true;
 }
 
-void close_client(connection_pointer self, net::close_request req) {
-  auto& st = self->state;
-  if (st.closing)
-    return;
-  st.closing = true;
-  st.sink->close(std::move(req));
-}
-
 void on_text(connection_pointer self, const std::string& text) {
   auto& st = self->state;
   if (st.closing)
     return;
+  if (st.options.dialect == net::ws::dialect::centrifugo) {
+    centrifugo_on_text(self, text);
+    return;
+  }
   ws::command cmd;
   ws::command_error err;
   bool parsed = ws::parse_command(text, cmd, err);
@@ -100,8 +85,8 @@ void on_text(connection_pointer self, const std::string& text) {
                                      cmd.channel));
         return;
       }
-      st.sink->expect(cmd.channel, st.next_request, cmd.id, cmd.since);
-      subscribe(self, cmd.channel, cmd.since);
+      st.sink->expect(cmd.channel, st.next_request, cmd.id, cmd.since, false);
+      send_subscribe(self, cmd.channel, cmd.since);
       return;
     }
     case ws::op::unsubscribe: {
@@ -122,6 +107,28 @@ void on_text(connection_pointer self, const std::string& text) {
 }
 
 } // namespace
+
+// Asks the channel (through the registry) for `channel`. The session learns
+// of the subscribe first (WebSocket: expect(); SSE: begin()), through the
+// same shard queue the channel's answer takes after it.
+void send_subscribe(connection_pointer self, const std::string& channel,
+                    std::optional<net::stream_position> since) {
+  auto& st = self->state;
+  auto& s = st.subs[channel];
+  s.request = st.next_request++;
+  s.active = false; // a renewed subscribe: on_subscribed takes the new answer
+  self->send(st.registry, subscribe_atom_v,
+             subscribe_request{channel, caf::actor_cast<caf::actor>(self), std::move(since),
+                               s.request, st.sink});
+}
+
+void close_client(connection_pointer self, net::close_request req) {
+  auto& st = self->state;
+  if (st.closing)
+    return;
+  st.closing = true;
+  st.sink->close(std::move(req));
+}
 
 caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::frame_sink> sink,
                                caf::actor registry, connection_options options,
@@ -148,7 +155,7 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
     }
     st.sink->begin(initial, std::move(cursor));
     for (std::size_t i = 0; i < initial.size(); ++i)
-      subscribe(self, initial[i], since[i]);
+      send_subscribe(self, initial[i], since[i]);
   }
   return {
     [self](subscribed_atom, const std::string& channel, std::uint64_t request,

@@ -14,15 +14,22 @@
 // herald.gap notice, then close); it can reconnect with its cursor and
 // recover from history. Ends when the session reports closed; when it ends
 // for any other reason it closes the session. Runs on CAF's scheduler.
+// A WebSocket speaks Herald's commands (docs/protocol.md) or Centrifugo's
+// (connection_options::dialect; actors/centrifugo_commands.hpp): only the
+// command layer differs, subscriptions, limits and auth are shared.
 #pragma once
 
 #include "actors/messages.hpp"
 #include "net/auth/policy.hpp"
 #include "net/frame_sink.hpp"
 #include "net/sse/cursor.hpp"
+#include "net/ws/dialect.hpp"
 
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
+
+#include <chrono>
+#include <optional>
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -46,6 +53,13 @@ struct connection_options {
   /// the connection's life; the next one gets `too_many_subscribes` and the
   /// connection is closed with 1008. 0: unlimited.
   std::size_t max_subscribe_attempts = 0;
+  /// WebSocket: the command layer (Herald's or Centrifugo's).
+  net::ws::dialect dialect = net::ws::dialect::herald;
+  /// Centrifugo: the server's ping period announced in the connect reply
+  /// (--ws-ping-interval; the session sends a `{}` at least this often).
+  std::chrono::milliseconds ping_interval{25'000};
+  /// Centrifugo: the `version` of connect and refresh replies.
+  std::string server_version = "herald";
 };
 
 /// One (connection, channel) pair, as the control plane sees it.
@@ -65,9 +79,20 @@ struct connection_state {
   net::auth::principal who;        ///< current identity (connect/refresh replace it)
   std::uint64_t auth_generation = 0; ///< expiry timers of older tokens are ignored
   std::size_t subscribe_attempts = 0; ///< WS subscribe commands received
+  bool connected = false;          ///< Centrifugo: the connect command was answered
+  std::string client_id;           ///< Centrifugo: `client` of the connect reply
 };
 
 using connection_pointer = caf::stateful_actor<connection_state>*;
+
+/// Sends a subscribe for `channel` (through the registry) as the next request
+/// number, recording it in `subs` (a renewed subscribe replaces the pending
+/// one). The caller told the session first (frame_sink::expect()).
+void send_subscribe(connection_pointer self, const std::string& channel,
+                    std::optional<net::stream_position> since);
+
+/// Closes the client once (later calls are ignored).
+void close_client(connection_pointer self, net::close_request req);
 
 /// Behavior of a connection actor.
 /// @param initial SSE: the channels to subscribe to at once, with the

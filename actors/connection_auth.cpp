@@ -1,5 +1,6 @@
 #include "actors/connection_auth.hpp"
 
+#include "net/centrifugo/protocol.hpp"
 #include "net/errors.hpp"
 #include "net/json_input.hpp"
 
@@ -88,6 +89,42 @@ void auth_start(connection_pointer self) {
     schedule_expiry(self);
 }
 
+bool auth_checking(const connection_state& st) {
+  return checking(st);
+}
+
+std::uint32_t auth_refresh_ttl(const connection_state& st) {
+  if (!checking(st) || st.who.exp == 0)
+    return 0;
+  auto left = std::chrono::duration_cast<std::chrono::seconds>(time_left(st) - refresh_grace(st));
+  return static_cast<std::uint32_t>(
+    std::clamp<std::int64_t>(left.count(), 1, std::int64_t{365} * 24 * 3600));
+}
+
+void auth_adopt(connection_pointer self, net::auth::principal next) {
+  auto& st = self->state;
+  st.who = std::move(next);
+  // A refreshed token may allow less (its `channels` claim): drop the rest.
+  for (auto it = st.subs.begin(); it != st.subs.end();) {
+    if (!st.options.auth || net::auth::may_read(*st.options.auth, st.who, it->first)) {
+      ++it;
+      continue;
+    }
+    if (it->second.active)
+      self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
+    st.sink->forget(it->first, std::nullopt);
+    constexpr std::string_view why = "the new token does not allow this channel: unsubscribed";
+    if (st.options.dialect == net::ws::dialect::centrifugo)
+      st.sink->deliver({}, net::make_frame(net::centrifugo::encode_unsubscribe_push(
+                             it->first, 2000, why)));
+    else
+      st.sink->deliver({}, net::make_frame(ws::encode_error(nullptr, errc::forbidden, why,
+                                                            it->first)));
+    it = st.subs.erase(it);
+  }
+  schedule_expiry(self);
+}
+
 void auth_command(connection_pointer self, const ws::command& cmd) {
   auto& st = self->state;
   if (st.closing)
@@ -132,28 +169,13 @@ void auth_command(connection_pointer self, const ws::command& cmd) {
       return;
     }
   }
-  st.who = std::move(next);
-  // A refreshed token may allow less (its `channels` claim): drop the rest.
-  for (auto it = st.subs.begin(); it != st.subs.end();) {
-    if (net::auth::may_read(*st.options.auth, st.who, it->first)) {
-      ++it;
-      continue;
-    }
-    if (it->second.active)
-      self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
-    st.sink->forget(it->first, std::nullopt);
-    st.sink->deliver({}, net::make_frame(ws::encode_error(
-                           nullptr, errc::forbidden,
-                           "the new token does not allow this channel: unsubscribed", it->first)));
-    it = st.subs.erase(it);
-  }
+  auth_adopt(self, std::move(next));
   json reply{{"op", cmd.kind == ws::op::connect ? "connected" : "refreshed"}};
   if (!cmd.id.is_null())
     reply["id"] = cmd.id;
   reply["sub"] = st.who.sub;
   reply["expires_at"] = st.who.exp;
   send_json(st, reply);
-  schedule_expiry(self);
 }
 
 bool auth_may_subscribe(connection_pointer self, const ws::command& cmd) {
@@ -186,6 +208,8 @@ void auth_on_expiring(connection_pointer self, std::uint64_t generation) {
     return;
   if (time_left(st) - refresh_grace(st) > std::chrono::milliseconds{0})
     return; // a capped timer: the expire timer re-arms both
+  if (st.options.dialect == net::ws::dialect::centrifugo)
+    return; // the SDK refreshes after the `ttl` of its connect reply
   send_json(st, {{"op", "refresh_required"}, {"expires_at", st.who.exp}});
 }
 

@@ -40,6 +40,20 @@ void auth_command(connection_pointer self, const net::ws::command& cmd);
 /// client with an `error` (`unauthorized` or `forbidden`) and returns false.
 bool auth_may_subscribe(connection_pointer self, const net::ws::command& cmd);
 
+/// True when tokens are checked (a policy with a JWT key).
+bool auth_checking(const connection_state& st);
+
+/// Seconds until the current token stops being valid (exp + leeway) minus
+/// --token-refresh-grace, at least 1: the `ttl` a Centrifugo client refreshes
+/// after. 0 when the token does not expire (or nothing is checked).
+std::uint32_t auth_refresh_ttl(const connection_state& st);
+
+/// Takes `next` as the connection's principal (after connect or refresh),
+/// drops the subscriptions it may no longer read (telling the client: Herald
+/// WS an `error` `forbidden` per channel; Centrifugo an `unsubscribe` push
+/// with code 2000) and arms the new token's expiry timers.
+void auth_adopt(connection_pointer self, net::auth::principal next);
+
 /// The connect deadline passed: closes (4001) a still unauthenticated WebSocket.
 void auth_on_wait_over(connection_pointer self);
 

@@ -16,6 +16,8 @@
 //   registry   -> channel:   (publish_atom, publish_ticket_ptr, std::size_t index)
 //   channel    -> sessions:  publication_ptr, one post per I/O shard (net/fanout.hpp): no
 //                            actor message per delivery
+//   service    -> registry:  (history_atom, channel_query_ptr)  position and latest publications
+//   registry   -> channel:   (history_atom, channel_query_ptr)  answered through its callback
 //   channel    -> self:      (prune_atom)                     history TTL timer
 //   channel    -> registry:  (idle_atom, std::string name, std::uint64_t ops_received)
 //   registry   -> channel:   (stop_atom)
@@ -48,6 +50,8 @@
 #include <caf/allowed_unsafe_message_type.hpp>
 #include <caf/type_id.hpp>
 
+#include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
@@ -76,6 +80,8 @@ CAF_ADD_ATOM(herald, herald::actors, write_probe_atom, "wprobe")
 CAF_ADD_ATOM(herald, herald::actors, auth_wait_atom, "authwait")
 CAF_ADD_ATOM(herald, herald::actors, expiring_atom, "expiring")
 CAF_ADD_ATOM(herald, herald::actors, expire_atom, "expire")
+// Channel position and history queries (GET /v1/channels/{name}, /api/history).
+CAF_ADD_ATOM(herald, herald::actors, history_atom, "history")
 
 namespace herald::actors {
 
@@ -95,6 +101,19 @@ struct subscribe_request {
 /// publication (net/fanout.hpp).
 using subscribe_result = net::subscription_answer;
 
+/// A question to one channel: its position `{epoch, offset}` and at most
+/// `limit` of its latest publications (oldest first). `done` is called once,
+/// on the channel's CAF worker: `ok` false when the channel cannot answer
+/// here (cluster mode without a local mirror of the channel).
+struct channel_query {
+  using done_fn =
+    std::function<void(bool ok, net::stream_position position, std::vector<publication_ptr> latest)>;
+  std::string channel;
+  std::size_t limit = 0;
+  done_fn done;
+};
+using channel_query_ptr = std::shared_ptr<channel_query>;
+
 /// A channel's state in Redis: its epoch, head offset and the history after
 /// the offset the channel asked for (cluster mode).
 struct sync_result {
@@ -108,6 +127,7 @@ struct sync_result {
 } // namespace herald::actors
 
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::sync_result)
+CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::channel_query_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::publication_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::publish_ticket_ptr)
 CAF_ALLOW_UNSAFE_MESSAGE_TYPE(herald::actors::subscribe_request)

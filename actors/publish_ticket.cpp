@@ -7,6 +7,7 @@ namespace herald::actors {
 publish_ticket::publish_ticket(net::http::publish_request req, done_fn done)
   : request(std::move(req)),
     offsets(request.channels.size(), 0),
+    epochs(request.channels.size()),
     remaining_(request.channels.size()),
     done_(std::move(done)) {
 }
@@ -20,6 +21,11 @@ void publish_ticket::complete(std::size_t index, std::uint64_t offset) {
   offsets[index] = offset;
   if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1)
     answer(200, net::http::encode_publish_response(request.channels, offsets));
+}
+
+void publish_ticket::complete(std::size_t index, std::uint64_t offset, const std::string& epoch) {
+  epochs[index] = epoch; // before the count: the last completer reads every epoch
+  complete(index, offset);
 }
 
 void publish_ticket::fail(unsigned status, const std::string& body) {

@@ -34,6 +34,9 @@ struct publish_ticket {
   /// Records the offset assigned for channel number `index`. Thread-safe;
   /// each index is completed at most once.
   void complete(std::size_t index, std::uint64_t offset);
+  /// The same, with the epoch the offset counts in (in-process mode; the
+  /// gateway's completions leave it empty).
+  void complete(std::size_t index, std::uint64_t offset, const std::string& epoch);
 
   /// Answers the publisher with an error now (later completions are
   /// ignored). Thread-safe; only the first answer counts.
@@ -41,6 +44,8 @@ struct publish_ticket {
 
   net::http::publish_request request;
   std::vector<std::uint64_t> offsets;
+  /// The epoch of each offset; empty when the completer did not say.
+  std::vector<std::string> epochs;
   /// When the publish was accepted (metrics::now_ns()): the start of its
   /// publish-to-write latency.
   std::int64_t accepted_ns = net::metrics::now_ns();

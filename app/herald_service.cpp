@@ -1,8 +1,10 @@
 #include "app/herald_service.hpp"
 
+#include "app/build_info.hpp"
 #include "app/logging.hpp"
 
 #include "actors/connection_actor.hpp"
+#include "actors/messages.hpp"
 #include "actors/publish_ticket.hpp"
 #include "actors/session_bridge.hpp"
 #include "net/errors.hpp"
@@ -25,7 +27,8 @@ herald_service::herald_service(caf::actor_system& sys, caf::actor registry, caf:
     status_(std::move(status)),
     max_channels_(cfg.max_channels_per_client),
     auth_(cfg.auth),
-    max_subscribe_attempts_(cfg.max_subscribe_attempts) {
+    max_subscribe_attempts_(cfg.max_subscribe_attempts),
+    ws_ping_interval_(std::chrono::seconds(cfg.ws_ping_interval)) {
 }
 
 void herald_service::publish(net::http::publish_request req, publish_done done) {
@@ -36,6 +39,31 @@ void herald_service::publish(net::http::publish_request req, publish_done done) 
   // Cluster mode: Redis assigns the offsets and fans out to every instance
   // (this one included); in-process mode: the channel actors do.
   caf::anon_send(gateway_ ? gateway_ : registry_, actors::publish_atom_v, std::move(ticket));
+}
+
+void herald_service::publish_positions(net::http::publish_request req, positions_done done) {
+  net::metrics::publications_received(net::metrics::source::http, req.channels.size());
+  auto ticket = std::make_shared<actors::publish_ticket>(
+    std::move(req), [done = std::move(done)](const actors::publish_ticket& t, unsigned status,
+                                             const std::string& body) {
+      if (status != 200) {
+        done(status, body, {});
+        return;
+      }
+      std::vector<net::stream_position> pos(t.offsets.size());
+      for (std::size_t i = 0; i < pos.size(); ++i)
+        pos[i] = {t.epochs[i], t.offsets[i]};
+      done(200, {}, std::move(pos));
+    });
+  caf::anon_send(gateway_ ? gateway_ : registry_, actors::publish_atom_v, std::move(ticket));
+}
+
+void herald_service::channel_history(std::string channel, std::size_t limit, history_done done) {
+  auto q = std::make_shared<actors::channel_query>();
+  q->channel = std::move(channel);
+  q->limit = limit;
+  q->done = std::move(done);
+  caf::anon_send(registry_, actors::history_atom_v, std::move(q));
 }
 
 std::shared_ptr<net::session_events> herald_service::bridge_for(std::uint64_t id,
@@ -81,6 +109,9 @@ void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
   auto id = next_id_++;
   actors::connection_options opts{actors::transport::ws, max_channels_, auth_, session->principal()};
   opts.max_subscribe_attempts = max_subscribe_attempts_;
+  opts.dialect = session->protocol();
+  opts.ping_interval = ws_ping_interval_;
+  opts.server_version = "herald " HERALD_VERSION;
   auto actor = sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session),
                           registry_, opts, std::vector<std::string>{},
                           std::vector<net::sse::cursor_entry>{});

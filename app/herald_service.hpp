@@ -30,6 +30,8 @@ public:
                  std::shared_ptr<actors::cluster_status> status, const config& cfg);
 
   void publish(net::http::publish_request req, publish_done done) override;
+  void publish_positions(net::http::publish_request req, positions_done done) override;
+  void channel_history(std::string channel, std::size_t limit, history_done done) override;
   void open_sse(std::shared_ptr<net::sse::sse_session> session, net::sse_subscription sub) override;
   void open_ws(std::shared_ptr<net::ws::ws_session> session) override;
   std::string health() override;
@@ -67,6 +69,7 @@ private:
   std::size_t max_channels_;
   std::shared_ptr<const net::auth::policy> auth_;
   std::size_t max_subscribe_attempts_; ///< --max-subscribe-attempts
+  std::chrono::milliseconds ws_ping_interval_; ///< --ws-ping-interval (Centrifugo connect reply)
   mutable std::mutex mtx_;
   std::unordered_map<std::uint64_t, entry> conns_;
   std::atomic<std::uint64_t> next_id_{1};

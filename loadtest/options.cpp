@@ -69,7 +69,8 @@ Scenario
                          p99 > --max-p99-ms or the publisher falls behind; report the max sustained rate
 Connections
   --connections N        subscriber connections (1000)
-  --transport T          sse | ws | mix (sse)
+  --transport T          sse | ws | centrifugo | mix (sse); centrifugo: Centrifugo's
+                         client protocol on /connection/websocket
   --channels C           stream channels (fanout 1, spread connections/10, others 10)
   --workers W            worker processes holding the connections (one per 15,000)
   --source-addrs LIST    loopback source addresses, round robin (127.0.0.1)
@@ -176,8 +177,8 @@ std::string parse_options(int argc, char** argv, options& o, bool& help) {
      }},
     {"transport",
      [&](const std::string& v) -> std::string {
-       if (v != "sse" && v != "ws" && v != "mix")
-         return "expects sse, ws or mix";
+       if (v != "sse" && v != "ws" && v != "mix" && v != "centrifugo")
+         return "expects sse, ws, centrifugo or mix";
        o.transport = v;
        return {};
      }},

@@ -75,6 +75,25 @@ bool scan_pub_fields(std::string_view text, pub_fields& out) noexcept {
   return true;
 }
 
+bool scan_centrifugo_publication(std::string_view msg, std::string_view& channel,
+                                 std::uint64_t& offset) noexcept {
+  constexpr std::string_view prefix = R"({"push":{"channel":")";
+  if (msg.substr(0, prefix.size()) != prefix)
+    return false;
+  msg.remove_prefix(prefix.size());
+  auto q = msg.find('"');
+  if (q == std::string_view::npos)
+    return false;
+  channel = msg.substr(0, q);
+  msg.remove_prefix(q);
+  constexpr std::string_view pub = R"(","pub":{)";
+  if (msg.substr(0, pub.size()) != pub)
+    return false;
+  constexpr std::string_view off = R"(,"offset":)";
+  auto o = msg.rfind(off);
+  return o != std::string_view::npos && parse_u64(msg.substr(o + off.size()), offset);
+}
+
 bool scan_ws_publication(std::string_view msg, std::string_view& channel,
                          std::uint64_t& offset) noexcept {
   constexpr std::string_view prefix = R"({"op":"publication","channel":")";

@@ -41,6 +41,13 @@ bool scan_pub_fields(std::string_view text, pub_fields& out) noexcept;
 /// {"op":"publication","channel":"..","offset":N,...}: sets channel and
 /// offset. False when the message does not start that way (use a JSON
 /// parser then).
+/// Finds the channel and offset of a Centrifugo publication push
+/// `{"push":{"channel":"..","pub":{"data":..,"offset":N,"tags":{..}}}}` (the
+/// offset is the last `"offset":` of the message: it follows the data).
+/// @returns false for any other message.
+bool scan_centrifugo_publication(std::string_view msg, std::string_view& channel,
+                                 std::uint64_t& offset) noexcept;
+
 bool scan_ws_publication(std::string_view msg, std::string_view& channel,
                          std::uint64_t& offset) noexcept;
 

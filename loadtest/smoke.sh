@@ -62,10 +62,11 @@ run() {
 run fanout --scenario fanout --connections 1000 --publications 60 --rate 20
 run spread --scenario spread --connections 1000 --channels 100 --publications 300 --rate 100
 run storm --scenario reconnect-storm --connections 400 --channels 10 --publications 200 --rate 100
+run centrifugo --scenario reconnect-storm --transport centrifugo --connections 200 --channels 10 --publications 100 --rate 100
 
 if ! kill -0 "$pid" 2>/dev/null; then
   echo "smoke: herald died during the run" >&2
   cat "$log" >&2
   exit 1
 fi
-echo "smoke: 3 passed, 0 failed"
+echo "smoke: 4 passed, 0 failed"

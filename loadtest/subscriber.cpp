@@ -95,7 +95,8 @@ void subscriber::on_connect(const boost::system::error_code& ec) {
   } else {
     auto key = ws::make_key(ctx_.rng(), ctx_.rng());
     ws_accept_ = ws::accept_for_key(key);
-    send(ws::make_upgrade_request(spec_.host, "/v1/ws", key));
+    send(ws::make_upgrade_request(
+      spec_.host, spec_.kind == transport::centrifugo ? "/connection/websocket" : "/v1/ws", key));
   }
   arm_read();
 }
@@ -134,6 +135,27 @@ std::string subscriber::ws_subscribe(const track& t, std::size_t request_id) con
     m += '}';
   }
   m += '}';
+  return m;
+}
+
+std::string subscriber::centrifugo_commands() const {
+  std::string m = R"({"id":1,"connect":{"name":"herald-loadtest"}})";
+  for (std::size_t i = 0; i < tracks_.size(); ++i) {
+    const auto& t = tracks_[i];
+    m += R"(
+{"id":)";
+    m += std::to_string(i + 2);
+    m += R"(,"subscribe":{"channel":")";
+    m += ctx_.channel_names[static_cast<std::size_t>(t.id)];
+    m += '"';
+    if (resume_ && !t.epoch.empty()) {
+      m += R"(,"recover":true,"epoch":")";
+      m += t.epoch;
+      m += R"(","offset":)";
+      m += std::to_string(t.last_offset);
+    }
+    m += "}}";
+  }
   return m;
 }
 
@@ -258,6 +280,12 @@ void subscriber::on_head(std::string_view head, std::int64_t now) {
   std::string().swap(ws_accept_);
   state_ = state::subscribing;
   std::string frames;
+  if (spec_.kind == transport::centrifugo) {
+    ws::append_client_frame(frames, ws::opcode::text, centrifugo_commands(),
+                            static_cast<std::uint32_t>(ctx_.rng()));
+    send(frames);
+    return;
+  }
   for (std::size_t i = 0; i < tracks_.size(); ++i)
     ws::append_client_frame(frames, ws::opcode::text, ws_subscribe(tracks_[i], i + 1),
                             static_cast<std::uint32_t>(ctx_.rng()));
@@ -348,7 +376,12 @@ void subscriber::on_ws_message(ws::opcode op, std::string_view payload, std::int
     case ws::opcode::text: {
       std::string_view channel;
       std::uint64_t offset = 0;
-      if (!scan_ws_publication(payload, channel, offset)) {
+      if (spec_.kind == transport::centrifugo) {
+        if (!scan_centrifugo_publication(payload, channel, offset)) {
+          on_centrifugo_control(payload, now);
+          return;
+        }
+      } else if (!scan_ws_publication(payload, channel, offset)) {
         on_ws_control(payload);
         return;
       }
@@ -438,6 +471,77 @@ void subscriber::on_ws_control(std::string_view text) {
     ++ctx_.notices["ws error " + code];
     if (state_ != state::established)
       deferred_ = "websocket: error " + code;
+  }
+}
+
+void subscriber::on_centrifugo_control(std::string_view text, std::int64_t now) {
+  if (text == "{}") {
+    // The server's application ping: answer it (the connect reply says pong).
+    std::string frame;
+    ws::append_client_frame(frame, ws::opcode::text, "{}", static_cast<std::uint32_t>(ctx_.rng()));
+    send(frame);
+    return;
+  }
+  auto j = nlohmann::json::parse(text, nullptr, false);
+  if (!j.is_object()) {
+    ++ctx_.counters.unparsed;
+    return;
+  }
+  if (auto e = j.find("error"); e != j.end() && e->is_object()) {
+    auto code = std::to_string(e->value("code", 0));
+    ++ctx_.notices["centrifugo error " + code];
+    if (state_ != state::established)
+      deferred_ = "centrifugo: error " + code;
+    return;
+  }
+  if (auto p = j.find("push"); p != j.end() && p->is_object()) {
+    if (p->contains("unsubscribe")) {
+      // A live gap: resubscribing is left to the SDKs; counted here.
+      ++ctx_.counters.gap_notices;
+      ++ctx_.notices["centrifugo unsubscribe push"];
+    }
+    return;
+  }
+  auto s = j.find("subscribe");
+  auto id = j.value("id", std::uint64_t{0});
+  if (s == j.end() || !s->is_object() || id < 2 || id - 2 >= tracks_.size())
+    return; // the connect reply, or something this client does not use
+  track& t = tracks_[static_cast<std::size_t>(id - 2)];
+  if (t.subscribed)
+    return;
+  t.subscribed = true;
+  bool recovered = s->value("recovered", false);
+  std::string epoch = s->value("epoch", std::string{});
+  auto head = s->value("offset", std::uint64_t{0});
+  bool asked = resume_ && !t.epoch.empty();
+  if (asked && !recovered) {
+    ++ctx_.counters.gap_notices;
+    ++ctx_.notices["centrifugo subscribed recovered=false"];
+  }
+  if (!asked || !recovered || epoch != t.epoch) {
+    t.epoch = std::move(epoch);
+    t.last_offset = head;
+    t.seen_mask = 1;
+    t.offset_known = true;
+  }
+  // The recovered publications travel inside the reply.
+  if (auto pubs = s->find("publications"); pubs != s->end() && pubs->is_array()) {
+    for (const auto& pj : *pubs) {
+      auto text_pub = pj.dump();
+      pub_fields f;
+      if (!scan_pub_fields(text_pub, f)) {
+        ++ctx_.counters.unparsed;
+        continue;
+      }
+      on_publication(t, true, pj.value("offset", std::uint64_t{0}), f, now);
+    }
+  }
+  if (state_ == state::subscribing) {
+    bool all = true;
+    for (const auto& tr : tracks_)
+      all = all && tr.subscribed;
+    if (all)
+      established(mono_ns());
   }
 }
 

@@ -30,8 +30,10 @@ namespace herald::loadtest {
 namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
-/// Which protocol a subscriber speaks.
-enum class transport { sse, ws };
+/// Which protocol a subscriber speaks: SSE, Herald's WebSocket protocol
+/// (/v1/ws) or Centrifugo's client protocol v2 JSON (/connection/websocket,
+/// docs/centrifugo.md).
+enum class transport { sse, ws, centrifugo };
 
 /// Delivery counters of all subscribers of one worker.
 struct delivery_counters {
@@ -148,6 +150,11 @@ private:
   void on_sse_event(const sse_event& ev, std::int64_t now);
   void on_ws_message(ws::opcode op, std::string_view payload, std::int64_t now);
   void on_ws_control(std::string_view text);
+  /// Centrifugo: a reply or push that is not a publication push.
+  void on_centrifugo_control(std::string_view text, std::int64_t now);
+  /// Centrifugo: the frame sent after the handshake: connect, then one
+  /// subscribe per channel (ids 2, 3, ...), newline-separated.
+  std::string centrifugo_commands() const;
   void on_publication(track& t, bool has_offset, std::uint64_t offset, const pub_fields& f,
                       std::int64_t now);
   void update_from_cursor(std::string_view cursor);

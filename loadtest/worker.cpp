@@ -176,8 +176,9 @@ private:
       auto k = cfg_.first + i;
       subscriber_spec spec;
       spec.index = k;
-      spec.kind = cfg_.transport == "ws"    ? transport::ws
-                  : cfg_.transport == "sse" ? transport::sse
+      spec.kind = cfg_.transport == "ws"           ? transport::ws
+                  : cfg_.transport == "centrifugo" ? transport::centrifugo
+                  : cfg_.transport == "sse"        ? transport::sse
                   : (k % 2 == 0 ? transport::sse : transport::ws);
       spec.target_index = static_cast<int>(k % targets.size());
       spec.target = targets[static_cast<std::size_t>(spec.target_index)];

@@ -67,10 +67,12 @@ public:
 
   /// A subscribe to `channel` is on its way to the channel as the
   /// connection's request number `request` (net/subscription_table.hpp
-  /// expect(): `id` the client's command id, `since` its position).
+  /// expect(): `id` the client's command id, `since` its position;
+  /// `reject_unrecovered` the Centrifugo subscribe flag bit 2: answer a failed
+  /// recovery with error 112).
   /// Thread-safe; ordered with deliver() and close().
   virtual void expect(std::string channel, std::uint64_t request, nlohmann::json id,
-                      std::optional<stream_position> since) = 0;
+                      std::optional<stream_position> since, bool reject_unrecovered) = 0;
 
   /// The client left `channel` (subscription_table::forget()).
   /// Thread-safe; ordered with deliver() and close().

@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <string>
 
 namespace herald::net {
@@ -29,6 +30,13 @@ struct publication {
   /// When this instance accepted it (net/metrics.hpp now_ns(): HTTP publish
   /// parsed, or Redis message received), for publish-to-write latency.
   std::int64_t accepted_ns = 0;
+
+  // Centrifugo protocol push (net/centrifugo/protocol.hpp publication_push()):
+  // encoded on first use by a Centrifugo subscriber, then shared like `ws`, so
+  // a deployment without Centrifugo clients never pays for it.
+  mutable std::once_flag centrifugo_once;
+  mutable frame centrifugo;
+  mutable std::string centrifugo_header;
 };
 
 using publication_ptr = std::shared_ptr<const publication>;

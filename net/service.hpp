@@ -8,7 +8,9 @@
 #include "net/errors.hpp"
 #include "net/auth/policy.hpp"
 #include "net/http/publish_request.hpp"
+#include "net/publication.hpp"
 #include "net/sse/cursor.hpp"
+#include "net/stream_position.hpp"
 
 #include <functional>
 #include <memory>
@@ -43,6 +45,27 @@ public:
 
   /// Publishes one event to one or more channels (request already validated).
   virtual void publish(http::publish_request req, publish_done done) = 0;
+
+  /// Completion of a publish with the position each channel gave it, in
+  /// request order (`status` 200), or an error (`status` and `error_body`, a
+  /// Herald JSON error). Any thread, exactly once.
+  using positions_done = std::function<void(unsigned status, std::string error_body,
+                                            std::vector<stream_position> positions)>;
+
+  /// Publishes like publish() and answers with the stream positions (the
+  /// Centrifugo server API: offset and epoch). An epoch may be empty when
+  /// the instance does not know it (cluster mode).
+  virtual void publish_positions(http::publish_request req, positions_done done) = 0;
+
+  /// Completion of a channel query: `ok` false when this instance cannot
+  /// answer (cluster mode, a channel without local subscribers). Any thread.
+  using history_done = std::function<void(bool ok, stream_position position,
+                                          std::vector<publication_ptr> latest)>;
+
+  /// A channel's current position and at most `limit` of its latest
+  /// publications, oldest first (`channel` validated; `limit` 0: the
+  /// position only).
+  virtual void channel_history(std::string channel, std::size_t limit, history_done done) = 0;
 
   /// Takes a new SSE session: creates its connection actor, then calls
   /// `session->start(events)`.

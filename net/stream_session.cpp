@@ -56,11 +56,11 @@ void stream_session::begin(std::vector<std::string> channels,
 }
 
 void stream_session::expect(std::string channel, std::uint64_t request, nlohmann::json id,
-                            std::optional<stream_position> since) {
+                            std::optional<stream_position> since, bool reject_unrecovered) {
   shard_->post([self = shared_from_this(), c = std::move(channel), request, i = std::move(id),
-                s = std::move(since)]() mutable {
+                s = std::move(since), reject_unrecovered]() mutable {
     if (!self->closed_)
-      self->table_.expect(c, request, std::move(i), std::move(s));
+      self->table_.expect(c, request, std::move(i), std::move(s), reject_unrecovered);
   });
 }
 

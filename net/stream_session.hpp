@@ -49,7 +49,7 @@ public:
   void close(close_request req) override;
   void begin(std::vector<std::string> channels, std::vector<sse::cursor_entry> cursor) override;
   void expect(std::string channel, std::uint64_t request, nlohmann::json id,
-              std::optional<stream_position> since) override;
+              std::optional<stream_position> since, bool reject_unrecovered) override;
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override;
 
   // -- subscriber_sink (the shard's thread) -------------------------------

@@ -1,5 +1,6 @@
 #include "net/subscription_table.hpp"
 
+#include "net/centrifugo/protocol.hpp"
 #include "net/errors.hpp"
 #include "net/sse/encoder.hpp"
 #include "net/ws/protocol.hpp"
@@ -8,6 +9,17 @@
 #include <charconv>
 
 namespace herald::net {
+
+namespace cf = centrifugo;
+
+namespace {
+// A Centrifugo command id, as the connection actor put it in the entry.
+std::uint32_t cf_id(const nlohmann::json& id) {
+  if (!id.is_number_integer() || id.get<std::int64_t>() < 0)
+    return 0;
+  return static_cast<std::uint32_t>(id.get<std::int64_t>());
+}
+} // namespace
 
 subscription_table::entry* subscription_table::find(const std::string& channel) noexcept {
   for (auto& e : entries_)
@@ -31,7 +43,8 @@ void subscription_table::begin(const std::vector<std::string>& channels,
 }
 
 void subscription_table::expect(const std::string& channel, std::uint64_t request,
-                                nlohmann::json id, std::optional<stream_position> since) {
+                                nlohmann::json id, std::optional<stream_position> since,
+                                bool reject_unrecovered) {
   entry* e = find(channel);
   if (e == nullptr) {
     entries_.emplace_back();
@@ -42,6 +55,7 @@ void subscription_table::expect(const std::string& channel, std::uint64_t reques
   e->request = request;
   e->id = std::move(id);
   e->since = std::move(since);
+  e->reject_unrecovered = reject_unrecovered;
   e->active = false;
   e->position = {};
 }
@@ -50,16 +64,19 @@ void subscription_table::forget(const std::string& channel,
                                 std::optional<nlohmann::json> unsub_id) {
   auto it = std::find_if(entries_.begin(), entries_.end(),
                          [&](const entry& e) { return e.channel == channel; });
+  const bool cfo = dialect_ == ws::dialect::centrifugo;
   if (it != entries_.end()) {
-    if (!it->active && kind_ == transport::ws)
+    if (!it->active && kind_ == transport::ws && !it->id.is_null()) {
       // The subscribe is still on its way: it ends here, and says so.
-      out_.write_message({}, ws::encode_error(it->id, errc::cancelled,
-                                              "unsubscribed before the subscription completed",
-                                              channel));
+      constexpr std::string_view why = "unsubscribed before the subscription completed";
+      out_.write_message({}, cfo ? cf::encode_error(cf_id(it->id), cf::error_code::bad_request, why)
+                                 : ws::encode_error(it->id, errc::cancelled, why, channel));
+    }
     entries_.erase(it);
   }
   if (unsub_id)
-    out_.write_message({}, ws::encode_unsubscribed(*unsub_id, channel));
+    out_.write_message({}, cfo ? cf::encode_unsubscribe(cf_id(*unsub_id))
+                               : ws::encode_unsubscribed(*unsub_id, channel));
 }
 
 std::string subscription_table::cursor() const {
@@ -99,14 +116,23 @@ std::string subscription_table::id_line() const {
   return out;
 }
 
-void subscription_table::gap(const entry& e, std::string_view reason) {
+bool subscription_table::gap(entry& e, std::string_view reason) {
   if (kind_ == transport::sse) {
     ++ids_written_;
     out_.write_message(id_line(), sse::encode_gap(e.channel, reason));
+  } else if (dialect_ == ws::dialect::centrifugo) {
+    // The SDK answers a code >= 2500 by subscribing again from its last
+    // position (and recovers); until then nothing more is written.
+    out_.write_message({}, cf::encode_unsubscribe_push(e.channel, cf::gap_unsubscribe_code,
+                                                       reason));
+    e.active = false;
+    e.request = ~std::uint64_t{0}; // no answer is awaited: only a new subscribe revives it
+    return false;
   } else {
     nlohmann::json j{{"op", "gap"}, {"channel", e.channel}, {"reason", reason}};
     out_.write_message({}, j.dump());
   }
+  return true;
 }
 
 void subscription_table::deliver(entry& e, const publication& p, bool live) {
@@ -115,14 +141,16 @@ void subscription_table::deliver(entry& e, const publication& p, bool live) {
     // channel expired in Redis): offsets count anew. Say so, then go on.
     set_epoch(e, p.epoch);
     e.position.offset = p.offset - 1;
-    gap(e, "epoch_changed");
+    if (!gap(e, "epoch_changed"))
+      return;
   }
   if (p.offset <= e.position.offset)
     return; // already written (the recovery seam)
   if (p.offset > e.position.offset + 1) {
     // Never expected inside one channel actor's lifetime; never silent.
     e.position.offset = p.offset - 1;
-    gap(e, "missed_publications");
+    if (!gap(e, "missed_publications"))
+      return;
   }
   e.position.offset = p.offset;
   metrics::delivered(kind_);
@@ -140,7 +168,32 @@ void subscription_table::take_position(entry& e, const subscription_answer& a) {
   e.position.offset = (e.since && a.recovered) ? e.since->offset : a.position.offset;
 }
 
+void subscription_table::emit_centrifugo_answer(entry& e, const subscription_answer& a) {
+  const bool recovering = e.since.has_value();
+  if (recovering)
+    metrics::recovery(a.recovered);
+  // The replay goes inside the reply, so the SDK takes it before any live
+  // publication (which can only follow this message in the queue).
+  std::vector<const publication*> replay;
+  replay.reserve(a.replay.size());
+  for (const auto& p : a.replay) {
+    if (p->epoch != e.position.epoch || p->offset <= e.position.offset)
+      continue;
+    e.position.offset = p->offset;
+    metrics::delivered(kind_);
+    replay.push_back(p.get());
+  }
+  out_.write_message({}, cf::encode_subscribe(cf_id(e.id), a.position, recovering,
+                                              recovering && a.recovered, replay));
+  e.id = nullptr;
+  e.since.reset();
+}
+
 void subscription_table::emit_answer(entry& e, const subscription_answer& a) {
+  if (kind_ == transport::ws && dialect_ == ws::dialect::centrifugo) {
+    emit_centrifugo_answer(e, a);
+    return;
+  }
   if (kind_ == transport::ws) {
     out_.write_message({}, ws::encode_subscribed(e.id, a.channel, a.position,
                                                  e.since.has_value() && a.recovered, a.reason));
@@ -160,6 +213,17 @@ void subscription_table::on_answer(const subscription_answer& a) {
   if (e == nullptr || e->active || (e->request != 0 && e->request != a.request))
     return; // a stale answer: the subscribe was cancelled or renewed
   if (waiting_ == 0) {
+    if (dialect_ == ws::dialect::centrifugo && e->since && !a.recovered
+        && e->reject_unrecovered) {
+      // Flag bit 2: the client loads its state elsewhere (getState) and
+      // subscribes again from a position it can recover from.
+      metrics::recovery(false);
+      out_.write_message({}, cf::encode_error(cf_id(e->id), cf::error_code::unrecoverable_position,
+                                              a.reason.empty() ? std::string_view{"unrecoverable position"}
+                                                               : std::string_view{a.reason}));
+      entries_.erase(entries_.begin() + (e - entries_.data()));
+      return;
+    }
     take_position(*e, a);
     emit_answer(*e, a);
     return;

@@ -17,13 +17,19 @@
 //    line ("id: <cursor>\n\n") is written then: the client has its cursor
 //    from the first event on, empty channels included;
 //  - WebSocket: the `subscribed` reply (docs/protocol.md), then the replay;
-//    an unsubscribe while the subscribe is pending answers it `cancelled`.
+//    an unsubscribe while the subscribe is pending answers it `cancelled`;
+//  - WebSocket in the Centrifugo dialect (docs/centrifugo.md): the subscribe
+//    reply carries the replay in its `publications`; a recovery that failed
+//    with flag bit 2 is answered with error 112 and the entry dropped; a live
+//    gap is an `unsubscribe` push with code 2500 after which the entry
+//    delivers nothing until the client subscribes again (and recovers).
 // What it writes goes to an output the session implements.
 #pragma once
 
 #include "net/fanout.hpp"
 #include "net/metrics.hpp"
 #include "net/sse/cursor.hpp"
+#include "net/ws/dialect.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -53,6 +59,10 @@ public:
 
   subscription_table(transport kind, output& out) : kind_(kind), out_(out) {}
 
+  /// WebSocket: the command layer replies are written in (default: Herald's).
+  /// Call before the first expect().
+  void set_dialect(ws::dialect d) noexcept { dialect_ = d; }
+
   /// SSE: the channels of the request (valid, distinct, in request order)
   /// and the client's cursor (entries of other channels are ignored). Holds
   /// everything back until each of them answered. Call once, before any answer.
@@ -63,8 +73,10 @@ public:
   /// request number `request`; `id` is the client's command id, echoed in the
   /// reply; `since` the client's position to recover from (may be empty).
   /// Replaces an entry of the same channel (a renewed subscribe).
+  /// `reject_unrecovered`: Centrifugo flag bit 2, a failed recovery is
+  /// answered with error 112 instead of a subscribe reply.
   void expect(const std::string& channel, std::uint64_t request, nlohmann::json id,
-              std::optional<stream_position> since);
+              std::optional<stream_position> since, bool reject_unrecovered = false);
 
   /// WebSocket: the client left `channel`. A subscribe still pending is
   /// answered with an `error` `cancelled` first. With `unsub_id` set the
@@ -97,6 +109,7 @@ private:
     nlohmann::json id;                     ///< WS: id of the pending subscribe
     std::uint64_t request = 0;             ///< WS: number of the pending subscribe (0: any)
     bool active = false;                   ///< the channel answered
+    bool reject_unrecovered = false;       ///< Centrifugo: 112 rather than recovered:false
   };
 
   entry* find(const std::string& channel) noexcept;
@@ -107,9 +120,14 @@ private:
   void emit_answer(entry& e, const subscription_answer& a);
   /// Writes `p` if new for `e`; `live` false for a replay.
   void deliver(entry& e, const publication& p, bool live);
-  void gap(const entry& e, std::string_view reason);
+  /// Writes a gap notice; false when the entry stopped delivering
+  /// (Centrifugo: the client resubscribes).
+  bool gap(entry& e, std::string_view reason);
+  /// Centrifugo: the subscribe reply with the replay inside.
+  void emit_centrifugo_answer(entry& e, const subscription_answer& a);
 
   transport kind_;
+  ws::dialect dialect_ = ws::dialect::herald;
   output& out_;
   std::vector<entry> entries_;          ///< few per connection: a vector beats a map
   std::size_t ids_written_ = 0;         ///< SSE: events written with an id line

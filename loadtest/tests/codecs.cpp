@@ -129,6 +129,22 @@ TEST_CASE("publication data round-trips through the scanners") {
   REQUIRE_FALSE(scan_pub_fields(R"({"hello":1})", f));
 }
 
+TEST_CASE("Centrifugo publication pushes give their channel and offset") {
+  // The offset follows the data, which may itself hold an "offset" key.
+  std::string push = R"({"push":{"channel":"stream:lt-3","pub":{"data":{"c":[3],"offset":1,"seq":7,"t":99},"offset":12,"tags":{"event":"loadtest"}}}})";
+  std::string_view ch;
+  std::uint64_t off = 0;
+  REQUIRE(scan_centrifugo_publication(push, ch, off));
+  CHECK(ch == "stream:lt-3");
+  CHECK(off == 12);
+  pub_fields f;
+  REQUIRE(scan_pub_fields(push, f));
+  CHECK(f.seq == 7);
+  CHECK_FALSE(scan_centrifugo_publication(R"({"id":2,"subscribe":{"offset":3}})", ch, off));
+  CHECK_FALSE(scan_centrifugo_publication(R"({"push":{"channel":"x","unsubscribe":{"code":2500}}})", ch, off));
+  CHECK_FALSE(scan_centrifugo_publication("{}", ch, off));
+}
+
 TEST_CASE("SSE cursors parse into entries") {
   std::vector<cursor_entry> got;
   REQUIRE(for_each_cursor_entry("7ae5332b-u81bgp9q1gin-4_a11b35e1-jymkve2ow1t7-3",

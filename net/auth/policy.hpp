@@ -54,6 +54,14 @@ std::array<unsigned char, 32> digest_of(std::string_view key);
 ///          `Bearer <key>` (scheme case-insensitive, RFC 6750 §2.1).
 bool api_key_accepted(const policy& p, std::string_view authorization);
 
+/// Checks the API key of a Centrifugo server API request (POST /api/...):
+/// `X-API-Key: <key>`, or `Authorization: apikey <key>` (scheme
+/// case-insensitive), as Centrifugo reads them. Same constant-time digest
+/// comparison as api_key_accepted. @returns true when the policy has no API
+/// key or either header carries it.
+bool api_key_header_accepted(const policy& p, std::string_view x_api_key,
+                             std::string_view authorization);
+
 /// The token of an `Authorization: Bearer <token>` header value (RFC 6750
 /// §2.1; scheme case-insensitive). @returns empty when the value is absent
 /// or uses another scheme.

@@ -5,6 +5,7 @@
 #include "net/auth/gate.hpp"
 #include "net/channel_name.hpp"
 #include "net/http/publish_request.hpp"
+#include "net/http/server_api.hpp"
 #include "net/http/status.hpp"
 #include "net/metrics.hpp"
 #include "net/http/request_check.hpp"
@@ -141,7 +142,8 @@ void http_session::handle(request req) {
   cors_.clear();
   route where = route::unknown;
   std::string detail;
-  if (classify(req.target(), where, detail) != errc::none) {
+  std::string channel;
+  if (classify(req.target(), where, detail, &channel) != errc::none) {
     send_error(errc::invalid_request, detail, false, req.version());
     return;
   }
@@ -163,6 +165,13 @@ void http_session::handle(request req) {
   if (where == route::publish) {
     if (only(bhttp::verb::post))
       handle_publish(req);
+  } else if (where == route::api_publish || where == route::api_broadcast
+             || where == route::api_history || where == route::api_info) {
+    if (only(bhttp::verb::post))
+      handle_api(req, where);
+  } else if (where == route::channel) {
+    if (only(bhttp::verb::get))
+      handle_channel(req, channel);
   } else if (where == route::sse) {
     // CORS for the listed browser origins (docs/auth.md), errors included.
     cors_ = auth::cors_origin(policy_of(opts_), header(req, bhttp::field::origin));
@@ -172,7 +181,7 @@ void http_session::handle(request req) {
     }
     if (only(bhttp::verb::get))
       handle_sse(req);
-  } else if (where == route::ws) {
+  } else if (where == route::ws || where == route::centrifugo_ws) {
     if (!only(bhttp::verb::get))
       return;
     if (!websocket::is_upgrade(req)) {
@@ -187,7 +196,8 @@ void http_session::handle(request req) {
       return;
     }
     ws::accept_upgrade(std::move(stream_), std::move(req), opts_, service_, std::move(gate.who),
-                       std::move(slot_));
+                       std::move(slot_),
+                       where == route::ws ? ws::dialect::herald : ws::dialect::centrifugo);
   } else if (where == route::healthz) {
     if (only(bhttp::verb::get))
       send(200, std::string{json_type}, service_.health(), keep, version);
@@ -249,6 +259,133 @@ void http_session::handle_publish(request& req) {
       self->send(status, std::string{json_type}, std::move(b), keep, version);
     });
   });
+}
+
+void http_session::reply_later(unsigned status, std::string body, bool keep_alive,
+                               unsigned version) {
+  asio::post(stream_.get_executor(), [self = shared_from_this(), status, b = std::move(body),
+                                      keep_alive, version]() mutable {
+    self->send(status, std::string{json_type}, std::move(b), keep_alive, version);
+  });
+}
+
+void http_session::send_api_error(errc code, std::string_view message, bool keep_alive,
+                                  unsigned version) {
+  metrics::http_error(code);
+  beast::error_code ec;
+  auto ep = stream_.socket().remote_endpoint(ec);
+  service_.request_refused(code, message,
+                           ec ? std::string{"?"}
+                              : ep.address().to_string() + ":" + std::to_string(ep.port()));
+  send(info(code).http_status, std::string{json_type}, encode_api_error(code, message), keep_alive,
+       version);
+}
+
+void http_session::handle_api(request& req, route where) {
+  auto keep = req.keep_alive();
+  auto version = req.version();
+  std::string_view x_api_key;
+  if (auto it = req.find("X-API-Key"); it != req.end())
+    x_api_key = {it->value().data(), it->value().size()};
+  if (!auth::api_key_header_accepted(policy_of(opts_), x_api_key,
+                                     header(req, bhttp::field::authorization))) {
+    send_api_error(errc::unauthorized,
+                   x_api_key.empty() && header(req, bhttp::field::authorization).empty()
+                     ? "the server API needs X-API-Key: <key> or Authorization: apikey <key>"
+                     : "the API key is not accepted",
+                   false, version);
+    return;
+  }
+  std::string detail;
+  if (where == route::api_info) {
+    auto health = nlohmann::json::parse(service_.health(), nullptr, false);
+    auto clients = health.is_object() && health.contains("connections") ? health["connections"]
+                                                                        : nlohmann::json(0);
+    nlohmann::json node{{"name", "herald"}, {"num_clients", clients}};
+    if (health.is_object() && health.contains("mode"))
+      node["mode"] = health["mode"];
+    send(200, std::string{json_type},
+         nlohmann::json{{"result", {{"nodes", nlohmann::json::array({node})}}}}.dump(), keep,
+         version);
+    return;
+  }
+  if (where == route::api_history) {
+    history_request hr;
+    if (auto ec = parse_api_history(req.body(), hr, detail)) {
+      send_api_error(static_cast<errc>(ec.value()), detail, keep, version);
+      return;
+    }
+    service_.channel_history(
+      hr.channel, hr.limit,
+      [self = shared_from_this(), keep, version](bool ok, stream_position pos,
+                                                 std::vector<publication_ptr> latest) {
+        if (!ok) {
+          self->reply_later(info(errc::unavailable).http_status,
+                            encode_api_error(errc::unavailable,
+                                             "this instance does not mirror the channel now "
+                                             "(cluster mode: docs/centrifugo.md)"),
+                            keep, version);
+          return;
+        }
+        self->reply_later(200, encode_api_history(pos, latest), keep, version);
+      });
+    return;
+  }
+  const bool broadcast = where == route::api_broadcast;
+  publish_request pub;
+  if (auto ec = parse_api_publish(req.body(), broadcast, opts_.max_channels_per_publish, pub,
+                                  detail)) {
+    send_api_error(static_cast<errc>(ec.value()), detail, keep, version);
+    return;
+  }
+  service_.publish_positions(
+    std::move(pub), [self = shared_from_this(), keep, version,
+                     broadcast](unsigned status, std::string error, std::vector<stream_position> pos) {
+      if (status != 200) {
+        // A Herald error body: the same code and message in Centrifugo's shape.
+        auto j = nlohmann::json::parse(error, nullptr, false);
+        auto code = errc::internal;
+        std::string message = "the publication was not stored";
+        if (j.is_object() && j.contains("error") && j["error"].is_object()) {
+          auto name = j["error"].value("code", std::string{});
+          for (std::size_t e = 0; e < errc_count; ++e)
+            if (info(static_cast<errc>(e)).code == name)
+              code = static_cast<errc>(e);
+          message = j["error"].value("message", message);
+        }
+        self->reply_later(status, encode_api_error(code, message), keep, version);
+        return;
+      }
+      self->reply_later(200, broadcast ? encode_api_broadcast(pos) : encode_api_publish(pos.at(0)),
+                        keep, version);
+    });
+}
+
+void http_session::handle_channel(request& req, const std::string& channel) {
+  auto keep = req.keep_alive();
+  auto version = req.version();
+  auto gate = auth::check_publish(policy_of(opts_), header(req, bhttp::field::authorization));
+  if (gate.code != errc::none) {
+    send_error(gate.code, gate.message, false, version);
+    return;
+  }
+  if (validate_channel(channel)) {
+    send_error(errc::invalid_channel, "invalid channel name", keep, version);
+    return;
+  }
+  service_.channel_history(
+    channel, 0,
+    [self = shared_from_this(), keep, version, channel](bool ok, stream_position pos,
+                                                        std::vector<publication_ptr>) {
+      if (!ok) {
+        self->reply_later(info(errc::unavailable).http_status,
+                          error_body(errc::unavailable,
+                                     "this instance does not mirror the channel now (cluster mode)"),
+                          keep, version);
+        return;
+      }
+      self->reply_later(200, encode_channel_position(channel, pos), keep, version);
+    });
 }
 
 void http_session::handle_sse(request& req) {

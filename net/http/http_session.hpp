@@ -9,6 +9,7 @@
 
 #include "net/asio.hpp"
 #include "net/errors.hpp"
+#include "net/http/request_check.hpp"
 #include "net/session_options.hpp"
 
 #include <memory>
@@ -46,6 +47,15 @@ private:
   void on_read(beast::error_code ec, std::size_t bytes);
   void handle(request req);
   void handle_publish(request& req);
+  /// POST /api/publish, /api/broadcast, /api/history, /api/info (Centrifugo
+  /// server API, docs/centrifugo.md): X-API-Key or `Authorization: apikey`.
+  void handle_api(request& req, route where);
+  /// GET /v1/channels/{name}: the channel's position (API key as publish).
+  void handle_channel(request& req, const std::string& channel);
+  /// A Centrifugo API error: `status` with `{"error":{"code":N,"message":..}}`.
+  void send_api_error(errc code, std::string_view message, bool keep_alive, unsigned version);
+  /// Sends `status` and `body` from any thread (posted to the session's strand).
+  void reply_later(unsigned status, std::string body, bool keep_alive, unsigned version);
   void handle_sse(request& req);
   void send_error(errc code, std::string_view message, bool keep_alive, unsigned version);
   void send(unsigned status, std::string content_type, std::string body, bool keep_alive,

@@ -43,7 +43,7 @@ errc check_head(const bhttp::fields& fields, std::size_t max_fields, std::string
   return errc::none;
 }
 
-errc classify(std::string_view target, route& out, std::string& detail) {
+errc classify(std::string_view target, route& out, std::string& detail, std::string* channel) {
   auto parsed = boost::urls::parse_origin_form(boost::core::string_view{target.data(), target.size()});
   if (!parsed) {
     detail = "malformed request target";
@@ -57,6 +57,22 @@ errc classify(std::string_view target, route& out, std::string& detail) {
     out = route::sse;
   else if (path == "/v1/ws")
     out = route::ws;
+  else if (path == "/connection/websocket")
+    out = route::centrifugo_ws;
+  else if (path == "/api/publish")
+    out = route::api_publish;
+  else if (path == "/api/broadcast")
+    out = route::api_broadcast;
+  else if (path == "/api/history")
+    out = route::api_history;
+  else if (path == "/api/info")
+    out = route::api_info;
+  else if (constexpr std::string_view prefix = "/v1/channels/";
+           path.size() > prefix.size() && path.compare(0, prefix.size(), prefix) == 0) {
+    out = route::channel;
+    if (channel)
+      *channel = path.substr(prefix.size());
+  }
   else if (path == "/healthz")
     out = route::healthz;
   else if (path == "/readyz")

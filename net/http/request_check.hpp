@@ -19,7 +19,11 @@ namespace herald::net::http {
 
 /// The routes of docs/protocol.md ("Other routes", publish, SSE, WebSocket).
 enum class route : std::uint8_t {
-  publish, sse, ws, healthz, readyz, demo, metrics, status, info, root, unknown
+  publish, sse, ws, healthz, readyz, demo, metrics, status, info, root,
+  centrifugo_ws, ///< GET /connection/websocket (Centrifugo client protocol, docs/centrifugo.md)
+  api_publish, api_broadcast, api_history, api_info, ///< POST /api/... (Centrifugo server API)
+  channel,       ///< GET /v1/channels/{name}: the channel's position
+  unknown
 };
 
 /// Counts the header fields of a parsed request head. A repeated field
@@ -41,8 +45,10 @@ errc check_head(const bhttp::fields& fields, std::size_t max_fields, std::string
 
 /// Parses the request target (RFC 9112 section 3.2.1 origin-form, via
 /// Boost.URL) and maps its path to a route.
+/// @param channel receives the (percent-decoded) name of GET /v1/channels/{name}.
 /// @returns errc::invalid_request (400) when the target is not origin-form.
-errc classify(std::string_view target, route& out, std::string& detail);
+errc classify(std::string_view target, route& out, std::string& detail,
+              std::string* channel = nullptr);
 
 /// Validates GET /v1/sse: `channel` parameters (1..max_channels distinct
 /// valid names, docs/protocol.md "Channels"), and the cursor from the

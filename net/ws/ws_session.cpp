@@ -1,5 +1,6 @@
 #include "net/ws/ws_session.hpp"
 
+#include "net/centrifugo/protocol.hpp"
 #include "net/errors.hpp"
 #include "net/metrics.hpp"
 #include "net/service.hpp"
@@ -14,8 +15,8 @@ namespace {
 // The opening handshake with Beast; the stream is dropped once it is done.
 struct handshake : std::enable_shared_from_this<handshake> {
   handshake(beast::tcp_stream s, const session_options& o, service& sv, auth::principal w,
-            std::shared_ptr<void> sl)
-    : ws(std::move(s)), opts(o), svc(sv), who(std::move(w)), slot(std::move(sl)) {}
+            std::shared_ptr<void> sl, dialect d)
+    : ws(std::move(s)), opts(o), svc(sv), who(std::move(w)), slot(std::move(sl)), kind(d) {}
 
   void run(bhttp::request<bhttp::string_body> req) {
     websocket::stream_base::timeout t{};
@@ -30,7 +31,7 @@ struct handshake : std::enable_shared_from_this<handshake> {
       if (ec)
         return; // Beast answered the bad handshake; nothing was opened
       auto session = std::make_shared<ws_session>(self->ws.next_layer().release_socket(),
-                                                  self->opts);
+                                                  self->opts, self->kind);
       session->set_principal(std::move(self->who));
       session->hold(std::move(self->slot));
       self->svc.open_ws(std::move(session));
@@ -42,6 +43,7 @@ struct handshake : std::enable_shared_from_this<handshake> {
   service& svc;
   auth::principal who;
   std::shared_ptr<void> slot;
+  dialect kind;
 };
 
 std::string header_for(opcode op, std::size_t payload_bytes) {
@@ -53,14 +55,15 @@ std::string header_for(opcode op, std::size_t payload_bytes) {
 
 void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body> req,
                     const session_options& opts, service& svc, auth::principal who,
-                    std::shared_ptr<void> slot) {
+                    std::shared_ptr<void> slot, dialect d) {
   beast::get_lowest_layer(stream).expires_never(); // the handshake has its own timeout
-  std::make_shared<handshake>(std::move(stream), opts, svc, std::move(who), std::move(slot))
+  std::make_shared<handshake>(std::move(stream), opts, svc, std::move(who), std::move(slot), d)
     ->run(std::move(req));
 }
 
-ws_session::ws_session(tcp::socket socket, const session_options& opts)
+ws_session::ws_session(tcp::socket socket, const session_options& opts, dialect d)
   : stream_session(std::move(socket), opts, metrics::transport::ws),
+    dialect_(d),
     parser_(opts.max_ws_message_bytes),
     heartbeat_timer_(socket_.get_executor()),
     message_timer_(socket_.get_executor()),
@@ -68,6 +71,7 @@ ws_session::ws_session(tcp::socket socket, const session_options& opts)
               std::chrono::steady_clock::now()) {
   beast::error_code ignored;
   socket_.non_blocking(true, ignored);
+  table_.set_dialect(d);
 }
 
 void ws_session::start(std::shared_ptr<session_events> events) {
@@ -79,6 +83,10 @@ void ws_session::start(std::shared_ptr<session_events> events) {
 // -- writing -----------------------------------------------------------------
 
 void ws_session::write_publication(const publication& p, std::string, std::int64_t accepted_ns) {
+  if (dialect_ == dialect::centrifugo) {
+    push(centrifugo::publication_push_header(p), centrifugo::publication_push(p), accepted_ns);
+    return;
+  }
   push(p.ws_header, p.ws, accepted_ns);
 }
 
@@ -99,6 +107,15 @@ void ws_session::push_control(opcode op, std::string_view payload) {
 void ws_session::push_final(close_request& req) {
   // A close answering the client's close without a code carries none
   // (section 5.5.1: 1005 is never sent).
+  if (dialect_ == dialect::centrifugo && req.ws_code != 1005
+      && req.reason != close_reason::client) {
+    // The SDK decides from the code whether to reconnect (3000-3499) or
+    // stop (3500-3999); docs/centrifugo.md has the table. (An answer to the
+    // client's own close echoes its code.)
+    auto [code, text] = centrifugo::close_for(req.ws_code, req.ws_text);
+    req.ws_code = code;
+    req.ws_text = text.substr(0, max_close_reason_bytes);
+  }
   auto payload = req.ws_code == 1005 ? std::string{}
                                      : encode_close_payload(req.ws_code, req.ws_text);
   push_control(opcode::close, payload);
@@ -258,11 +275,12 @@ void ws_session::on_text(std::string message) {
       on_close(std::move(req));
       return;
     }
-    write_message({}, encode_error(nlohmann::json{}, errc::rate_limited,
-                                   "over "
-                                     + std::to_string(static_cast<long long>(
-                                       opts_.ws_commands_per_second))
-                                     + " commands per second: command dropped"));
+    auto why = "over "
+               + std::to_string(static_cast<long long>(opts_.ws_commands_per_second))
+               + " messages per second: message dropped";
+    write_message({}, dialect_ == dialect::centrifugo
+                        ? centrifugo::encode_error(0, centrifugo::error_code::too_many_requests, why)
+                        : encode_error(nlohmann::json{}, errc::rate_limited, why));
     return;
   }
   refused_in_row_ = 0;
@@ -284,6 +302,13 @@ void ws_session::arm_heartbeat() {
       self->awaiting_pong_ = true;
       static const frame ping = make_frame(encode_frame(opcode::ping, {}));
       self->push({}, ping);
+      if (self->dialect_ == dialect::centrifugo) {
+        // Centrifugo's application ping, which the SDK watches (it reconnects
+        // when none came within the connect reply's `ping` plus its delay).
+        static const frame cf_ping =
+          make_frame(encode_frame(opcode::text, centrifugo::ping_message));
+        self->push({}, cf_ping);
+      }
       self->arm_heartbeat();
     });
 }

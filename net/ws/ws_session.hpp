@@ -16,6 +16,13 @@
 // the client's, then closes TCP), and the command rate limit: a message that
 // finds the token bucket empty is not handed on but answered with an `error`
 // `rate_limited`; --ws-commands-burst such refusals in a row close with 1008.
+// The same session speaks Centrifugo's client protocol on
+// /connection/websocket (dialect::centrifugo, docs/centrifugo.md): the
+// connection actor parses its commands; the session writes Centrifugo
+// publication pushes (encoded once per publication, net/centrifugo), adds a
+// `{}` text ping to each heartbeat, and maps Herald's close codes to
+// Centrifugo's (centrifugo::close_for). Limits, heartbeat, backpressure and
+// metrics are the same for both.
 // While idle a session holds no read buffer: it waits for readability and
 // reads into a buffer on the stack. Runs on its shard's thread; reports
 // on_closed exactly once.
@@ -24,6 +31,7 @@
 #include "net/auth/policy.hpp"
 #include "net/stream_session.hpp"
 #include "net/token_bucket.hpp"
+#include "net/ws/dialect.hpp"
 #include "net/ws/frame_codec.hpp"
 
 #include <memory>
@@ -38,15 +46,20 @@ namespace herald::net::ws {
 /// request `req` on `stream` with Beast (a bad handshake is answered by
 /// Beast with 400/426 and closed), then makes a ws_session of the socket, gives
 /// it `who` (the upgrade's authentication) and `slot`, and hands it to
-/// service::open_ws. Call on the stream's shard thread.
+/// service::open_ws. `d`: the command layer of the route (/v1/ws: Herald's,
+/// /connection/websocket: Centrifugo's). Call on the stream's shard thread.
 void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body> req,
                     const session_options& opts, service& svc, auth::principal who,
-                    std::shared_ptr<void> slot);
+                    std::shared_ptr<void> slot, dialect d = dialect::herald);
 
 class ws_session final : public stream_session {
 public:
   /// @param socket a connected socket whose handshake is done, on a shard.
-  ws_session(tcp::socket socket, const session_options& opts);
+  /// @param d the command layer the client speaks.
+  ws_session(tcp::socket socket, const session_options& opts, dialect d = dialect::herald);
+
+  /// The command layer this client speaks (fixed for the connection's life).
+  dialect protocol() const noexcept { return dialect_; }
 
   /// Starts reading client messages and pinging. Call once, on the shard's
   /// thread, after the connection actor exists.
@@ -80,6 +93,7 @@ private:
   /// Queues a control frame (ping, pong) with `payload` (<= 125 bytes).
   void push_control(opcode op, std::string_view payload);
 
+  dialect dialect_;
   frame_parser parser_;
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer message_timer_;   ///< --ws-message-timeout of the message arriving

@@ -270,4 +270,86 @@ CAF_TEST(sse recovery replays each channel and reports gaps) {
   CAF_CHECK_EQUAL(sink->bodies.size(), 4u);
 }
 
+// -- Centrifugo dialect (actors/centrifugo_commands.hpp, docs/centrifugo.md) --
+
+CAF_TEST(centrifugo commands before connect close with 3501) {
+  sink->use_centrifugo();
+  connection_options opts;
+  opts.max_channels = 64;
+  opts.dialect = net::ws::dialect::centrifugo;
+  auto c = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
+                     std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
+  spawned.push_back(c);
+  sched.run();
+  text(c, R"({"id":1,"subscribe":{"channel":"stream:1"}})");
+  CAF_REQUIRE(sink->closed.has_value());
+  CAF_CHECK_EQUAL(sink->closed->ws_code, 3501);
+}
+
+CAF_TEST(centrifugo connect subscribe recover unsubscribe and unsupported methods) {
+  sink->use_centrifugo();
+  connection_options opts;
+  opts.max_channels = 2;
+  opts.dialect = net::ws::dialect::centrifugo;
+  opts.ping_interval = 25s;
+  auto c = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
+                     std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
+  spawned.push_back(c);
+  sched.run();
+  publish({"stream:1"});
+  publish({"stream:1"});
+  // Two commands in one message: replies in order, each with its id.
+  text(c, "{\"id\":1,\"connect\":{}}\n{\"id\":2,\"subscribe\":{\"channel\":\"stream:1\","
+          "\"recover\":true,\"epoch\":\"ep\",\"offset\":1}}");
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 2u);
+  CAF_CHECK_EQUAL(body(0)["id"], 1);
+  CAF_CHECK_EQUAL(body(0)["connect"]["ping"], 25);
+  auto& sub = body(1);
+  CAF_CHECK_EQUAL(sub["id"], 2);
+  CAF_CHECK_EQUAL(sub["subscribe"]["recovered"], true);
+  CAF_CHECK_EQUAL(sub["subscribe"]["offset"], 2);
+  CAF_REQUIRE_EQUAL(sub["subscribe"]["publications"].size(), 1u);
+  CAF_CHECK_EQUAL(sub["subscribe"]["publications"][0]["offset"], 2);
+  publish({"stream:1"});
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 3u);
+  CAF_CHECK_EQUAL(body(2)["push"]["pub"]["offset"], 3);
+  CAF_CHECK_EQUAL(body(2)["push"]["pub"]["tags"]["event"], "withdrawn");
+  text(c, R"({"id":3,"presence":{"channel":"stream:1"}})");
+  CAF_CHECK_EQUAL(body(3)["error"]["code"], 104);
+  text(c, R"({"id":4,"subscribe":{"channel":"nope"}})");
+  CAF_CHECK_EQUAL(body(4)["error"]["code"], 102);
+  text(c, R"({"id":5,"subscribe":{"channel":"stream:2"}})");
+  text(c, R"({"id":6,"subscribe":{"channel":"stream:3"}})");
+  CAF_CHECK_EQUAL(body(6)["error"]["code"], 106); // at most 2 channels
+  text(c, R"({"id":7,"unsubscribe":{"channel":"stream:1"}})");
+  CAF_CHECK_EQUAL(body(7), json::parse(R"({"id":7,"unsubscribe":{}})"));
+  publish({"stream:1"});
+  CAF_CHECK_EQUAL(sink->bodies.size(), 8u);
+  CAF_CHECK(!sink->closed.has_value());
+}
+
+CAF_TEST(centrifugo a subscribe to a channel the connection has renews it) {
+  sink->use_centrifugo();
+  connection_options opts;
+  opts.max_channels = 64;
+  opts.dialect = net::ws::dialect::centrifugo;
+  auto c = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
+                     std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
+  spawned.push_back(c);
+  sched.run();
+  text(c, R"({"id":1,"connect":{}})");
+  text(c, R"({"id":2,"subscribe":{"channel":"stream:1"}})");
+  publish({"stream:1"});
+  // As after an unsubscribe push (a live gap): the SDK subscribes again and recovers.
+  text(c, R"({"id":3,"subscribe":{"channel":"stream:1","recover":true,"epoch":"ep","offset":0}})");
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 4u);
+  auto& again = body(3);
+  CAF_CHECK_EQUAL(again["id"], 3);
+  CAF_CHECK_EQUAL(again["subscribe"]["recovered"], true);
+  CAF_CHECK_EQUAL(again["subscribe"]["publications"].size(), 1u);
+  publish({"stream:1"});
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 5u);
+  CAF_CHECK_EQUAL(body(4)["push"]["pub"]["offset"], 2);
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -4,6 +4,7 @@
 // behaviour is covered end to end against real sockets in tests/e2e.
 #pragma once
 
+#include "net/centrifugo/protocol.hpp"
 #include "net/frame_sink.hpp"
 #include "net/subscription_table.hpp"
 #include "recording_subscriber.hpp"
@@ -27,6 +28,12 @@ public:
     table = std::make_unique<net::subscription_table>(kind, static_cast<net::subscription_table::output&>(*this));
   }
 
+  /// Makes the table and the publications speak Centrifugo's protocol.
+  void use_centrifugo() {
+    centrifugo_ = true;
+    table->set_dialect(net::ws::dialect::centrifugo);
+  }
+
   void deliver(std::string prefix, net::frame body, std::int64_t = 0) override {
     record(std::move(prefix), *body);
   }
@@ -40,8 +47,8 @@ public:
     table->begin(channels, cursor);
   }
   void expect(std::string channel, std::uint64_t request, nlohmann::json id,
-              std::optional<net::stream_position> since) override {
-    table->expect(channel, request, std::move(id), std::move(since));
+              std::optional<net::stream_position> since, bool reject_unrecovered) override {
+    table->expect(channel, request, std::move(id), std::move(since), reject_unrecovered);
   }
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override {
     table->forget(channel, std::move(unsub_id));
@@ -65,12 +72,16 @@ private:
   }
   void write_publication(const net::publication& p, std::string id_line,
                          std::int64_t) override {
-    record(std::move(id_line), kind_ == net::metrics::transport::sse ? *p.sse : *p.ws);
+    if (centrifugo_)
+      record(std::move(id_line), *net::centrifugo::publication_push(p));
+    else
+      record(std::move(id_line), kind_ == net::metrics::transport::sse ? *p.sse : *p.ws);
   }
   void write_message(std::string id_line, std::string body) override {
     record(std::move(id_line), std::move(body));
   }
   net::metrics::transport kind_;
+  bool centrifugo_ = false;
 };
 
 } // namespace herald::test

@@ -4,6 +4,8 @@
 // from the server fails here.
 #include "net/errors.hpp"
 
+#include "net/centrifugo/protocol.hpp"
+
 #include "net/auth/gate.hpp"
 #include "net/auth/jwt_verifier.hpp"
 #include "net/auth/policy.hpp"
@@ -264,6 +266,40 @@ TEST_CASE("docs/auth.md: the error code table matches the error table", "[docs]"
     } else if (r[0] == "WS close") {
       CHECK((v == std::to_string(info(errc::unauthorized).close_code)
              || v == std::to_string(info(errc::token_expired).close_code)));
+    }
+  }
+}
+
+TEST_CASE("docs/centrifugo.md: the error and close code tables are the codec's", "[docs][centrifugo]") {
+  namespace cf = herald::net::centrifugo;
+  auto codes = section(read_source("docs/centrifugo.md"), "## Codes");
+  auto errors = table(codes);
+  CHECK(errors.size() >= 9u);
+  for (const auto& r : errors) {
+    INFO(r[0]);
+    auto msg = cf::message_of(static_cast<cf::error_code>(std::stoul(r[0])));
+    CHECK(r[1].find("`" + std::string{msg} + "`") != std::string::npos);
+  }
+  auto closes = table(codes.substr(codes.find("Server closes.")));
+  CHECK(closes.size() >= 8u);
+  std::regex number{"[0-9]{4}"};
+  for (const auto& r : closes) {
+    INFO(r[0] << " -> " << r[1]);
+    auto text = r[1].find('`') == std::string::npos
+                  ? std::string{}
+                  : r[1].substr(r[1].find('`') + 1, r[1].rfind('`') - r[1].find('`') - 1);
+    if (auto w = text.find("<why>"); w != std::string::npos)
+      text.replace(w, 5, "why");
+    auto head = r[0].substr(0, r[0].find('`'));
+    for (std::sregex_iterator i{head.begin(), head.end(), number}, end; i != end; ++i) {
+      auto herald_code = static_cast<std::uint16_t>(std::stoul(i->str()));
+      auto [code, reason] = cf::close_for(herald_code, "why");
+      if (r[1] == "unchanged") {
+        CHECK(code == herald_code);
+      } else {
+        CHECK(std::to_string(code) == r[1].substr(0, 4));
+        CHECK(reason == text);
+      }
     }
   }
 }

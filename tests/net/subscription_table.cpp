@@ -33,6 +33,8 @@ publication_ptr pub(std::string channel, std::string epoch, std::uint64_t offset
   p->channel = std::move(channel);
   p->epoch = std::move(epoch);
   p->offset = offset;
+  p->event = "e";
+  p->data = "{}";
   p->accepted_ns = 42;
   return p;
 }
@@ -187,4 +189,91 @@ TEST_CASE("sse: a replay or a gap carries the cursor itself: no herald.cursor ev
   REQUIRE(r.out.size() == 1u);
   CHECK(r.out[0].find("herald.gap") != std::string::npos);
   CHECK(parse_id(r.ids[0]).size() == 1u);
+}
+
+// -- Centrifugo dialect (docs/centrifugo.md) --------------------------------
+
+TEST_CASE("centrifugo: the replay is inside the subscribe reply, live ones follow without "
+          "duplicate",
+          "[subscription_table][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.set_dialect(ws::dialect::centrifugo);
+  t.expect("stream:1", 1, 2, stream_position{"e", 3}, false);
+  t.on_publication(pub("stream:1", "e", 5)); // before the answer: dropped
+  t.on_answer(answer("stream:1", 1, "e", 5, true,
+                     {pub("stream:1", "e", 4), pub("stream:1", "e", 5)}));
+  t.on_publication(pub("stream:1", "e", 5)); // already in the reply
+  t.on_publication(pub("stream:1", "e", 6));
+  REQUIRE(r.out.size() == 2u);
+  auto reply = json::parse(r.out[0]);
+  CHECK(reply["id"] == 2);
+  CHECK(reply["subscribe"]["recovered"] == true);
+  CHECK(reply["subscribe"]["was_recovering"] == true);
+  CHECK(reply["subscribe"]["offset"] == 5);
+  REQUIRE(reply["subscribe"]["publications"].size() == 2u);
+  CHECK(reply["subscribe"]["publications"][0]["offset"] == 4);
+  CHECK(reply["subscribe"]["publications"][1]["offset"] == 5);
+  CHECK(r.out[1] == "pub stream:1 6");
+}
+
+TEST_CASE("centrifugo: flag bit 2 answers a failed recovery with 112 and keeps nothing",
+          "[subscription_table][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.set_dialect(ws::dialect::centrifugo);
+  t.expect("stream:1", 1, 3, stream_position{"old", 3}, true);
+  t.on_answer(answer("stream:1", 1, "e", 9, false, {}, "epoch_changed"));
+  t.on_publication(pub("stream:1", "e", 10));
+  REQUIRE(r.out.size() == 1u);
+  auto err = json::parse(r.out[0]);
+  CHECK(err["id"] == 3);
+  CHECK(err["error"]["code"] == 112);
+  CHECK(t.size() == 0u);
+  // Without the flag the same answer is a reply with recovered:false.
+  recorded r2;
+  subscription_table t2{metrics::transport::ws, r2};
+  t2.set_dialect(ws::dialect::centrifugo);
+  t2.expect("stream:1", 1, 3, stream_position{"old", 3}, false);
+  t2.on_answer(answer("stream:1", 1, "e", 9, false, {}, "epoch_changed"));
+  REQUIRE(r2.out.size() == 1u);
+  auto reply = json::parse(r2.out[0]);
+  CHECK(reply["subscribe"]["recovered"] == false);
+  CHECK(reply["subscribe"]["was_recovering"] == true);
+  CHECK(reply["subscribe"]["epoch"] == "e");
+}
+
+TEST_CASE("centrifugo: a live gap is an unsubscribe push >= 2500, then silence until a new "
+          "subscribe",
+          "[subscription_table][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.set_dialect(ws::dialect::centrifugo);
+  t.expect("stream:1", 1, 1, std::nullopt, false);
+  t.on_answer(answer("stream:1", 1, "e", 2));
+  t.on_publication(pub("stream:1", "e", 5)); // 3 and 4 are missing
+  t.on_publication(pub("stream:1", "e", 6));
+  REQUIRE(r.out.size() == 2u);
+  auto push = json::parse(r.out[1]);
+  CHECK(push["push"]["channel"] == "stream:1");
+  CHECK(push["push"]["unsubscribe"]["code"] >= 2500);
+  // The SDK subscribes again from its position and recovers.
+  t.expect("stream:1", 2, 7, stream_position{"e", 2}, false);
+  t.on_answer(answer("stream:1", 2, "e", 6, false, {}, "history_expired"));
+  t.on_publication(pub("stream:1", "e", 7));
+  REQUIRE(r.out.size() == 4u);
+  CHECK(json::parse(r.out[2])["id"] == 7);
+  CHECK(r.out[3] == "pub stream:1 7");
+}
+
+TEST_CASE("centrifugo: unsubscribe replies echo the command id", "[subscription_table][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.set_dialect(ws::dialect::centrifugo);
+  t.expect("stream:1", 1, 1, std::nullopt, false);
+  t.forget("stream:1", json(4)); // the subscribe had not been answered
+  REQUIRE(r.out.size() == 2u);
+  CHECK(json::parse(r.out[0])["id"] == 1);
+  CHECK(json::parse(r.out[0]).contains("error"));
+  CHECK(json::parse(r.out[1]) == json::parse(R"({"id":4,"unsubscribe":{}})"));
 }

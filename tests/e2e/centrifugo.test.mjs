@@ -1,0 +1,505 @@
+// The real `centrifuge` SDK (npm, pinned in package.json; `ws` as its
+// WebSocket) against Herald's /connection/websocket: connect with a token,
+// subscribe, publications once and in order, refused channels and tokens,
+// token refresh and expiry, recovery after a dropped connection, trimmed
+// history, the getState flow (flag bit 2 -> error 112), slow clients (3008),
+// shutdown (3001) and the application ping. docs/centrifugo.md is the
+// contract.
+
+import assert from "node:assert/strict";
+import net from "node:net";
+import { after, before, describe, test } from "node:test";
+
+import { Centrifuge } from "centrifuge";
+import WebSocket from "ws";
+
+import {
+  accountId,
+  awaitBackgroundStops,
+  getJson,
+  publishOk,
+  sleep,
+  startHerald,
+  stopInBackground,
+  waitUntil,
+} from "./lib/herald.mjs";
+import { hsSetup, nowS } from "./lib/tokens.mjs";
+
+const ALICE = accountId(1);
+const BOB = accountId(2);
+
+after(awaitBackgroundStops);
+
+/** A TCP proxy in front of `port`: `drop()` cuts every connection through it
+ * (the SDK sees its transport close and reconnects through the proxy);
+ * `pauseUpstream()` / `resumeUpstream()` stop and restart reading from Herald. */
+async function startProxy(port) {
+  const pairs = new Set();
+  let paused = false;
+  const server = net.createServer((client) => {
+    const upstream = net.connect(port, "127.0.0.1");
+    const pair = { client, upstream };
+    pairs.add(pair);
+    client.pipe(upstream);
+    upstream.pipe(client);
+    if (paused) upstream.pause();
+    const end = () => {
+      pairs.delete(pair);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on("error", end);
+    upstream.on("error", end);
+    client.on("close", end);
+    upstream.on("close", end);
+  });
+  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
+  return {
+    port: server.address().port,
+    drop() {
+      for (const { client, upstream } of pairs) {
+        client.destroy();
+        upstream.destroy();
+      }
+      pairs.clear();
+    },
+    pauseUpstream() {
+      paused = true;
+      for (const { upstream } of pairs) {
+        upstream.unpipe();
+        upstream.pause();
+      }
+    },
+    resumeUpstream() {
+      paused = false;
+      for (const { client, upstream } of pairs) {
+        upstream.pipe(client);
+        upstream.resume();
+      }
+    },
+    close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/** A Centrifuge client for `port` that records its state changes. */
+function client(port, opts = {}) {
+  const c = new Centrifuge(`ws://127.0.0.1:${port}/connection/websocket`, {
+    websocket: WebSocket,
+    minReconnectDelay: 50,
+    maxReconnectDelay: 300,
+    timeout: 3000,
+    ...opts,
+  });
+  c.events = [];
+  for (const name of ["connecting", "connected", "disconnected", "error"])
+    c.on(name, (ctx) => c.events.push({ name, ctx }));
+  return c;
+}
+
+/** Subscribes `c` to `channel`, recording publications and subscribe events. */
+function subscription(c, channel, opts = {}) {
+  const sub = c.newSubscription(channel, opts);
+  sub.pubs = [];
+  sub.events = [];
+  sub.on("publication", (ctx) => sub.pubs.push(ctx));
+  for (const name of ["subscribing", "subscribed", "unsubscribed", "error"])
+    sub.on(name, (ctx) => sub.events.push({ name, ctx }));
+  return sub;
+}
+
+/** POST /api/{method} with the API key in X-API-Key; throws unless 200 with a result. */
+async function api(h, method, body, key, { header = "x-api-key" } = {}) {
+  const r = await apiRaw(h, method, body, key, { header });
+  if (r.status !== 200 || !r.json?.result) throw new Error(`/api/${method}: ${r.status} ${r.text}`);
+  return r.json.result;
+}
+
+async function apiRaw(h, method, body, key, { header = "x-api-key" } = {}) {
+  const headers = { "content-type": "application/json" };
+  if (key !== undefined) {
+    if (header === "authorization") headers.authorization = `apikey ${key}`;
+    else if (header === "bearer") headers.authorization = `Bearer ${key}`;
+    else headers[header] = key;
+  }
+  const res = await fetch(`${h.url}/api/${method}`, {
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  const text = await res.text();
+  let json;
+  try {
+    json = JSON.parse(text);
+  } catch {
+    json = undefined;
+  }
+  return { status: res.status, text, json };
+}
+
+const waitFor = (fn, what, timeoutMs = 5000) => waitUntil(fn, { what, timeoutMs });
+const lastEvent = (x, name) => [...x.events].reverse().find((e) => e.name === name);
+
+describe("centrifuge SDK: connect, subscribe, publications, tokens", () => {
+  let h;
+  let auth;
+  before(async () => {
+    auth = hsSetup();
+    h = await startHerald([...auth.args, "--ws-ping-interval=1", "--ws-pong-timeout=1", "--jwt-leeway=0",
+                           "--token-refresh-grace=1"], { insecure: false });
+  });
+  after(() => stopInBackground(h));
+
+  test("a token connects; stream: and user: publications arrive once and in order", async () => {
+    const c = client(h.port, { token: auth.token({ sub: ALICE }) });
+    const stream = subscription(c, "stream:cf-order");
+    const mine = subscription(c, `user:${ALICE}`);
+    stream.subscribe();
+    mine.subscribe();
+    c.connect();
+    try {
+      await waitFor(() => stream.state === "subscribed" && mine.state === "subscribed", "subscribed");
+      const connected = lastEvent(c, "connected");
+      assert.match(connected.ctx.client, /^[0-9a-f-]{36}$/);
+      // Odd publications through Herald's /v1/publish, even ones through
+      // Centrifugo's /api/publish: one sequence either way.
+      for (let i = 1; i <= 20; i++) {
+        if (i % 2) {
+          await publishOk(h.url, { channel: "stream:cf-order", event: "tick", data: { i } }, { headers: auth.auth });
+          await publishOk(h.url, { channel: `user:${ALICE}`, event: "credited", data: { i } }, { headers: auth.auth });
+        } else {
+          await api(h, "publish", { channel: "stream:cf-order", data: { i }, tags: { event: "tick" } }, auth.apiKey);
+          await api(h, "publish", { channel: `user:${ALICE}`, data: { i }, tags: { event: "credited" } }, auth.apiKey);
+        }
+      }
+      await waitFor(() => stream.pubs.length >= 20 && mine.pubs.length >= 20, "40 publications");
+      await sleep(100);
+      assert.deepEqual(stream.pubs.map((p) => p.data.i), [...Array(20).keys()].map((i) => i + 1));
+      assert.deepEqual(mine.pubs.map((p) => p.data.i), [...Array(20).keys()].map((i) => i + 1));
+      assert.deepEqual(stream.pubs[0].tags, { event: "tick" });
+      assert.equal(mine.pubs[0].tags.event, "credited");
+      const offsets = stream.pubs.map((p) => p.offset);
+      assert.deepEqual(offsets, [...offsets].sort((a, b) => a - b));
+      assert.equal(new Set(offsets).size, 20);
+    } finally {
+      c.disconnect();
+    }
+  });
+
+  test("another account's user: channel is refused with 103; the connection stays", async () => {
+    const c = client(h.port, { token: auth.token({ sub: ALICE }) });
+    const theirs = subscription(c, `user:${BOB}`);
+    const ok = subscription(c, "stream:cf-refused");
+    theirs.subscribe();
+    ok.subscribe();
+    c.connect();
+    try {
+      await waitFor(() => theirs.state === "unsubscribed" && ok.state === "subscribed", "refusal");
+      const err = lastEvent(theirs, "error") ?? lastEvent(theirs, "unsubscribed");
+      assert.equal(err.ctx.error?.code ?? err.ctx.code, 103);
+      assert.equal(c.state, "connected");
+    } finally {
+      c.disconnect();
+    }
+  });
+
+  test("a bad token stops the SDK (3500, no endless retry)", async () => {
+    const c = client(h.port, { token: auth.token({ sub: ALICE }).slice(0, -4) + "AAAA" });
+    c.connect();
+    try {
+      await waitFor(() => c.state === "disconnected", "disconnected");
+      const d = lastEvent(c, "disconnected");
+      assert.equal(d.ctx.code, 3500, JSON.stringify(d.ctx));
+      await sleep(500);
+      assert.equal(c.state, "disconnected");
+      assert.equal(c.events.filter((e) => e.name === "connecting").length, 1, "no reconnect attempts");
+    } finally {
+      c.disconnect();
+    }
+  });
+
+  test("an expiring token is refreshed through getToken; the connection outlives it", async () => {
+    let calls = 0;
+    const c = client(h.port, {
+      token: auth.token({ sub: ALICE, exp: nowS() + 3 }),
+      getToken: async () => {
+        calls++;
+        return auth.token({ sub: ALICE, exp: nowS() + 3 });
+      },
+    });
+    const sub = subscription(c, "stream:cf-refresh");
+    sub.subscribe();
+    c.connect();
+    try {
+      await waitFor(() => sub.state === "subscribed", "subscribed");
+      const client = lastEvent(c, "connected").ctx.client;
+      await sleep(5000); // past the first token's exp
+      assert.ok(calls >= 1, "getToken was called");
+      assert.equal(c.state, "connected");
+      assert.equal(c.events.filter((e) => e.name === "connected").length, 1, "never reconnected");
+      assert.equal(lastEvent(c, "connected").ctx.client, client);
+      await publishOk(h.url, { channel: "stream:cf-refresh", event: "e", data: { after: "refresh" } }, { headers: auth.auth });
+      await waitFor(() => sub.pubs.length === 1, "publication after refresh");
+    } finally {
+      c.disconnect();
+    }
+  });
+
+  test("a token that is not refreshed ends the connection with 3005", async () => {
+    // getToken never answers: the SDK cannot refresh, Herald closes at exp.
+    const c = client(h.port, { token: auth.token({ sub: ALICE, exp: nowS() + 2 }), getToken: () => new Promise(() => {}) });
+    c.connect();
+    try {
+      await waitFor(() => c.events.some((e) => e.name === "connecting" && e.ctx.code === 3005), "3005", 6000);
+    } finally {
+      c.disconnect();
+    }
+  });
+
+  test("an idle connection stays open past several ping intervals ({} pings)", async () => {
+    // The SDK disconnects when no ping came within ping (1 s) + 600 ms.
+    const c = client(h.port, { token: auth.token({ sub: ALICE }), maxServerPingDelay: 600 });
+    c.connect();
+    try {
+      await waitFor(() => c.state === "connected", "connected");
+      await sleep(4500);
+      assert.equal(c.state, "connected");
+      assert.equal(c.events.filter((e) => e.name === "connecting").length, 1, JSON.stringify(c.events));
+    } finally {
+      c.disconnect();
+    }
+  });
+
+  test("commands Herald does not offer are answered with 104", async () => {
+    const c = client(h.port, { token: auth.token({ sub: ALICE }) });
+    c.connect();
+    try {
+      await waitFor(() => c.state === "connected", "connected");
+      await assert.rejects(c.rpc("method", {}), (e) => e.code === 104);
+      await assert.rejects(c.presence("stream:x"), (e) => e.code === 104);
+      await assert.rejects(c.publish("stream:x", { a: 1 }), (e) => e.code === 104);
+      assert.equal(c.state, "connected");
+    } finally {
+      c.disconnect();
+    }
+  });
+});
+
+describe("Centrifugo server API", () => {
+  let h;
+  let auth;
+  before(async () => {
+    auth = hsSetup();
+    h = await startHerald(auth.args, { insecure: false });
+  });
+  after(() => stopInBackground(h));
+
+  test("publish, broadcast, history and info answer Centrifugo's shapes", async () => {
+    const first = await api(h, "publish", { channel: "stream:api-1", data: { n: 1 } }, auth.apiKey);
+    assert.equal(first.offset, 1);
+    assert.match(first.epoch, /^[a-z0-9]{1,32}$/);
+    const second = await api(h, "publish", { channel: "stream:api-1", data: { n: 2 }, tags: { event: "e2" } }, auth.apiKey,
+                             { header: "authorization" });
+    assert.deepEqual(second, { offset: 2, epoch: first.epoch });
+    const b = await api(h, "broadcast", { channels: ["stream:api-1", "stream:api-2"], data: { n: 3 } }, auth.apiKey);
+    assert.equal(b.responses.length, 2);
+    assert.deepEqual(b.responses[0].result, { offset: 3, epoch: first.epoch });
+    assert.equal(b.responses[1].result.offset, 1);
+    // limit 0: the position only; the same as GET /v1/channels/{name}.
+    const pos = await api(h, "history", { channel: "stream:api-1", limit: 0 }, auth.apiKey);
+    assert.deepEqual(pos, { publications: [], epoch: first.epoch, offset: 3 });
+    const own = await getJson(h.url, "/v1/channels/stream:api-1", { headers: auth.auth });
+    assert.deepEqual(own.json, { channel: "stream:api-1", epoch: first.epoch, offset: 3 });
+    const hist = await api(h, "history", { channel: "stream:api-1", limit: 2 }, auth.apiKey);
+    assert.deepEqual(hist.publications.map((p) => [p.offset, p.data.n, p.tags.event]), [[2, 2, "e2"], [3, 3, "publication"]]);
+    const empty = await api(h, "history", { channel: "stream:api-never" }, auth.apiKey);
+    assert.equal(empty.offset, 0);
+    assert.match(empty.epoch, /^[a-z0-9]+$/);
+    const info = await api(h, "info", {}, auth.apiKey);
+    assert.equal(info.nodes.length, 1);
+    assert.equal(typeof info.nodes[0].num_clients, "number");
+  });
+
+  test("refusals: API key, malformed body, bad channel, unsupported fields", async () => {
+    const noKey = await apiRaw(h, "publish", { channel: "stream:x", data: {} });
+    assert.equal(noKey.status, 401);
+    assert.equal(noKey.json.error.code, 101);
+    const badKey = await apiRaw(h, "publish", { channel: "stream:x", data: {} }, "nope");
+    assert.equal(badKey.status, 401);
+    const bearer = await apiRaw(h, "publish", { channel: "stream:x", data: {} }, auth.apiKey, { header: "bearer" });
+    assert.equal(bearer.status, 401, "the server API reads X-API-Key or Authorization: apikey");
+    const malformed = await apiRaw(h, "publish", "{", auth.apiKey);
+    assert.equal(malformed.status, 400);
+    assert.equal(malformed.json.error.code, 107);
+    const channel = await apiRaw(h, "publish", { channel: "room:1", data: {} }, auth.apiKey);
+    assert.equal(channel.status, 400);
+    assert.equal(channel.json.error.code, 102);
+    const b64 = await apiRaw(h, "publish", { channel: "stream:x", b64data: "AA==" }, auth.apiKey);
+    assert.equal(b64.json.error.code, 107);
+    const noKeyPos = await getJson(h.url, "/v1/channels/stream:x");
+    assert.equal(noKeyPos.status, 401);
+    const badName = await getJson(h.url, "/v1/channels/room:1", { headers: auth.auth });
+    assert.equal(badName.status, 400);
+  });
+});
+
+describe("centrifuge SDK: recovery", () => {
+  let h;
+  before(async () => {
+    h = await startHerald(["--history-size=50"]);
+  });
+  after(() => stopInBackground(h));
+
+  test("a dropped connection reconnects and recovers every missed publication once, in order", async () => {
+    const proxy = await startProxy(h.port);
+    const c = client(proxy.port);
+    const sub = subscription(c, "stream:cf-recover");
+    sub.subscribe();
+    c.connect();
+    try {
+      await waitFor(() => sub.state === "subscribed", "subscribed");
+      let n = 0;
+      const publisher = (async () => {
+        while (n < 40) {
+          n++;
+          await publishOk(h.url, { channel: "stream:cf-recover", event: "e", data: { n } });
+          await sleep(5);
+        }
+      })();
+      await waitFor(() => sub.pubs.length >= 5, "first publications");
+      proxy.drop();
+      await publisher;
+      await waitFor(() => sub.pubs.length >= 40, "all 40", 8000);
+      await sleep(100);
+      assert.deepEqual(sub.pubs.map((p) => p.data.n), [...Array(40).keys()].map((i) => i + 1));
+      const subscribed = sub.events.filter((e) => e.name === "subscribed");
+      assert.equal(subscribed.length, 2, "subscribed again after the drop");
+      assert.equal(subscribed[1].ctx.wasRecovering, true);
+      assert.equal(subscribed[1].ctx.recovered, true);
+    } finally {
+      c.disconnect();
+      await proxy.close();
+    }
+  });
+
+  test("history trimmed past the client's position: subscribed says recovered false", async () => {
+    const first = await publishOk(h.url, { channel: "stream:cf-trim", event: "e", data: { n: 0 } });
+    const c = client(h.port);
+    const probe = subscription(c, "stream:cf-trim");
+    probe.subscribe();
+    c.connect();
+    await waitFor(() => probe.state === "subscribed", "subscribed");
+    const epoch = probe.events.find((e) => e.name === "subscribed").ctx.streamPosition.epoch;
+    c.removeSubscription(probe);
+    for (let i = 1; i <= 60; i++) await publishOk(h.url, { channel: "stream:cf-trim", event: "e", data: { n: i } });
+    const sub = subscription(c, "stream:cf-trim", { since: { offset: first["stream:cf-trim"], epoch } });
+    sub.subscribe();
+    try {
+      await waitFor(() => sub.state === "subscribed", "subscribed");
+      const ctx = sub.events.find((e) => e.name === "subscribed").ctx;
+      assert.equal(ctx.wasRecovering, true);
+      assert.equal(ctx.recovered, false);
+      assert.equal(ctx.streamPosition.offset, 61);
+      assert.equal(sub.pubs.length, 0);
+    } finally {
+      c.disconnect();
+    }
+  });
+
+  test("getState with an unrecoverable position gets 112, then subscribes from the position it loads", async () => {
+    await publishOk(h.url, { channel: "stream:cf-state", event: "e", data: { n: 1 } });
+    const calls = [];
+    const c = client(h.port);
+    const sub = subscription(c, "stream:cf-state", {
+      getState: async () => {
+        calls.push(Date.now());
+        if (calls.length === 1) return { offset: 1, epoch: "nosuchepoch" };
+        // The app loads its state and the channel's current position.
+        const pos = (await getJson(h.url, "/v1/channels/stream:cf-state")).json;
+        return { offset: pos.offset, epoch: pos.epoch };
+      },
+    });
+    sub.subscribe();
+    c.connect();
+    try {
+      await waitFor(() => sub.state === "subscribed", "subscribed");
+      assert.equal(calls.length, 2, "getState again after 112");
+      const ctx = sub.events.find((e) => e.name === "subscribed").ctx;
+      assert.equal(ctx.recovered, true);
+      await publishOk(h.url, { channel: "stream:cf-state", event: "e", data: { n: 2 } });
+      await waitFor(() => sub.pubs.length === 1, "the next publication");
+      assert.equal(sub.pubs[0].data.n, 2);
+    } finally {
+      c.disconnect();
+    }
+  });
+});
+
+describe("centrifuge SDK: server closes", () => {
+  test("a client that does not keep up is closed with 3008 and reconnects", async () => {
+    // The replay after the reconnect (--history-size publications) must stay
+    // under the high-water mark, or the recovery itself is a slow client.
+    const h = await startHerald(["--client-max-buffer=1048576", "--history-size=4", "--max-publish-bytes=262144"]);
+    const proxy = await startProxy(h.port);
+    const c = client(proxy.port);
+    const sub = subscription(c, "stream:cf-slow");
+    sub.subscribe();
+    c.connect();
+    try {
+      await waitFor(() => sub.state === "subscribed", "subscribed");
+      proxy.pauseUpstream();
+      // Past the kernel's socket buffers and the 1 MiB high-water mark.
+      const pad = "x".repeat(100_000);
+      for (let i = 0; i < 160; i++)
+        await publishOk(h.url, { channel: "stream:cf-slow", event: "big", data: { i, pad } });
+      proxy.resumeUpstream();
+      await waitFor(() => c.events.some((e) => e.name === "connecting" && e.ctx.code === 3008), "3008", 8000);
+      await waitFor(() => c.state === "connected" && sub.state === "subscribed", "reconnected", 8000);
+    } finally {
+      c.disconnect();
+      await proxy.close();
+      stopInBackground(h);
+    }
+  });
+
+  test("server shutdown closes with 3001 and the SDK reconnects to another instance", async () => {
+    const first = await startHerald([]);
+    const second = await startHerald([]);
+    // The proxy stands for the load balancer: after the drop it forwards to the second.
+    let target = first.port;
+    const pairs = new Set();
+    const lb = net.createServer((cl) => {
+      const up = net.connect(target, "127.0.0.1");
+      cl.pipe(up);
+      up.pipe(cl);
+      const end = () => {
+        cl.destroy();
+        up.destroy();
+      };
+      pairs.add(end);
+      cl.on("error", end);
+      up.on("error", end);
+      cl.on("close", end);
+      up.on("close", end);
+    });
+    await new Promise((resolve) => lb.listen(0, "127.0.0.1", resolve));
+    const c = client(lb.address().port);
+    const sub = subscription(c, "stream:cf-shutdown");
+    sub.subscribe();
+    c.connect();
+    try {
+      await waitFor(() => sub.state === "subscribed", "subscribed");
+      target = second.port;
+      const stopping = first.stop();
+      await waitFor(() => c.events.some((e) => e.name === "connecting" && e.ctx.code === 3001), "3001", 8000);
+      await stopping;
+      await waitFor(() => c.state === "connected" && sub.state === "subscribed", "reconnected", 8000);
+      await publishOk(second.url, { channel: "stream:cf-shutdown", event: "e", data: { on: "second" } });
+      await waitFor(() => sub.pubs.length === 1, "publication from the second instance");
+    } finally {
+      c.disconnect();
+      for (const end of pairs) end();
+      await new Promise((resolve) => lb.close(resolve));
+      stopInBackground(second);
+    }
+  });
+});
