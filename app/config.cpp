@@ -157,8 +157,9 @@ std::string config::validate() const {
     if (!msg.empty())
       return msg;
   if (redis_prefix.empty() || redis_prefix.size() > 64
-      || redis_prefix.find_first_of(" \r\n\t*?[]") != std::string::npos)
-    return "--redis-prefix must be 1-64 characters without spaces or glob characters";
+      || redis_prefix.find_first_of(" \r\n\t*?[]{}") != std::string::npos)
+    return "--redis-prefix must be 1-64 characters without spaces, glob characters or braces "
+           "(braces would change the Redis Cluster hash tag of every key)";
   if (io_threads > 64)
     return "--io-threads must be at most 64";
   static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};

@@ -134,7 +134,7 @@ void client::publish(const std::string& channel, const std::string& event,
     };
     std::vector<std::string> script_keys{keys.meta, keys.history};
     if (!idempotency_key.empty())
-      script_keys.push_back(self->opts_.prefix + "idem:" + channel + ":" + idempotency_key);
+      script_keys.push_back(idempotency_key_for(self->opts_.prefix, channel, idempotency_key));
     // When it cannot send, eval_script still calls `cb` (with "disconnected").
     c->eval_script(self->publish_script_[i], std::move(script_keys),
                    {keys.pubsub, channel, event, data, std::to_string(self->opts_.history_size),
@@ -151,8 +151,8 @@ void client::probe_write(std::function<void(publish_result)> done) {
       done({false, "not connected", {}, 0});
       return;
     }
-    // Two keys, like a publish (a Redis Cluster refuses it as CROSSSLOT
-    // when it would refuse publishes), expiring at once.
+    // Two keys of one hash tag, like a publish's (`<prefix>{herald.probe}:meta`
+    // and `:history`), expiring at once.
     auto keys = keys_for(self->opts_.prefix, "herald.probe");
     self->pool_[i]->command(
       {"EVAL",
