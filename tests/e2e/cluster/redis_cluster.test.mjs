@@ -143,6 +143,86 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     }
   });
 
+  test("a channel's slot migrated to another master under publishing (ASK, then MOVED): nothing lost or repeated", async () => {
+    const ch = channels[2];
+    const from = cluster.nodes.find((n) => n.port === masterOf[ch]);
+    const to = cluster.nodes.find((n) => owners.includes(n.port) && n.port !== from.port);
+    const id = async (n) => (await redisCli(n.port, "CLUSTER", "MYID"))[0];
+    const [fromId, toId] = [await id(from), await id(to)];
+    const slot = (await redisCli(from.port, "CLUSTER", "KEYSLOT", ch))[0];
+    const marks = clients.map((c) => (c.kind === "sse" ? c.client.events.items.length : c.client.inbox.items.length));
+    // Redis 7 counts the redirections it answered (INFO errorstats) and ASKING (commandstats).
+    const stat = async (n, section, name, field) => {
+      const line = (await redisCli(n.port, "INFO", section)).find((l) => l.startsWith(`${name}:`));
+      return line ? Number(new RegExp(`${field}=(\\d+)`).exec(line)[1]) : 0;
+    };
+    await redisCli(from.port, "CONFIG", "RESETSTAT");
+    await redisCli(to.port, "CONFIG", "RESETSTAT");
+    const acked = [];
+    const failed = [];
+    let stop = false;
+    let seq = 500;
+    const loop = (async () => {
+      for (let i = 0; !stop; i++) {
+        const s = ++seq;
+        const r = await publish(hs[i % hs.length].url, { channel: ch, event: "tick", data: { seq: s } }).catch((e) => ({ status: 0, text: String(e) }));
+        if (r.status === 200) acked.push(s);
+        else failed.push(`${r.status} ${r.text}`);
+        await sleep(5);
+      }
+    })();
+    try {
+      await sleep(200);
+      // The Redis Cluster specification's live resharding, one slot by hand.
+      await redisCli(to.port, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromId);
+      await redisCli(from.port, "CLUSTER", "SETSLOT", slot, "MIGRATING", toId);
+      await sleep(200);
+      const keys = await redisCli(from.port, "CLUSTER", "GETKEYSINSLOT", slot, "100");
+      assert.ok(keys.includes(`herald:{${ch}}:meta`), keys.join(" "));
+      const moved = await redisCli(from.port, "MIGRATE", "127.0.0.1", String(to.port), "", "0", "5000", "KEYS", ...keys);
+      assert.deepEqual(moved, ["OK"]);
+      await sleep(400); // the old owner answers ASK now
+      for (const n of [to, from, ...cluster.nodes.filter((x) => owners.includes(x.port) && x !== to && x !== from)]) {
+        await redisCli(n.port, "CLUSTER", "SETSLOT", slot, "NODE", toId);
+      }
+      await sleep(400); // and MOVED until Herald's map has the new owner
+      const after = acked.length;
+      await waitUntil(() => acked.length >= after + 5, { timeoutMs: 10_000, what: "publications after the migration" });
+    } finally {
+      stop = true;
+      await loop;
+    }
+    assert.deepEqual(failed, [], "every publication stored during the migration");
+    const items = (c, k) =>
+      c.kind === "sse"
+        ? sseItems(c.client.events.items.slice(marks[k]), ch, c.client.channels, { startId: c.client.events.items.slice(0, marks[k]).filter((e) => e.id).at(-1)?.id })
+        : wsItems(c.client.inbox.items.slice(marks[k]), ch);
+    for (const [k, c] of clients.entries()) {
+      const src = c.kind === "sse" ? c.client.events : c.client.inbox;
+      await src.until(() => items(c, k).length >= acked.length, { timeoutMs: 8000, what: `${c.name}: ${acked.length} publications` });
+    }
+    await sleep(300);
+    for (const [k, c] of clients.entries()) {
+      const list = items(c, k);
+      assert.deepEqual(list.map((x) => x.data?.seq), acked, `${c.name}: every publication once, in order`);
+      for (let j = 1; j < list.length; j++) assert.equal(list[j].offset, list[j - 1].offset + 1, `${c.name}: offsets`);
+    }
+    // Herald was told ASK during the migration and MOVED after it, and followed both.
+    const redirects = {
+      ask: await stat(from, "errorstats", "errorstat_ASK", "count"),
+      asking: await stat(to, "commandstats", "cmdstat_asking", "calls"),
+      moved: await stat(from, "errorstats", "errorstat_MOVED", "count"),
+    };
+    console.log(`slot migration: ${acked.length} publications, redirections ${JSON.stringify(redirects)}`);
+    assert.ok(redirects.ask > 0 && redirects.asking >= redirects.ask, JSON.stringify(redirects));
+    assert.ok(redirects.moved > 0, JSON.stringify(redirects));
+    // The keys live on the new owner only.
+    assert.equal((await redisCli(to.port, "EXISTS", `herald:{${ch}}:meta`))[0], "1");
+    assert.equal((await redisCli(from.port, "CLUSTER", "COUNTKEYSINSLOT", slot))[0], "0");
+    masterOf[ch] = to.port;
+    owners = await slotOwners(to.port);
+  });
+
   test("a master killed (SIGKILL) under publishing: replica promoted, Herald follows, no acknowledged publication lost", async () => {
     const victim = masterOf[channels[0]];
     const hit = channels.filter((c) => masterOf[c] === victim);
