@@ -1,8 +1,10 @@
 #include "net/redis/cluster_client.hpp"
 
+#include "net/metrics_redis.hpp"
 #include "net/redis/envelope.hpp"
 #include "net/redis/slot.hpp"
 
+#include <algorithm>
 #include <set>
 
 namespace herald::net::redis {
@@ -120,6 +122,7 @@ void cluster_client::arm_refresh() {
         return;
       s->refresh();
       s->report_still_down();
+      s->publish_figures(); // reconnect counts and subscriptions move between events
       s->arm_refresh();
     });
 }
@@ -256,9 +259,28 @@ void cluster_client::apply_map(slot_map m) {
   update_state({});
 }
 
+void cluster_client::publish_figures() {
+  std::vector<metrics::redis_node> rows;
+  for (const auto& st : nodes())
+    rows.push_back({st.address, st.connected, st.slots, 0, st.reconnects});
+  if (subscriber_) {
+    auto name = node_address{subscriber_->target().host, subscriber_->target().port}.to_string();
+    auto it = std::find_if(rows.begin(), rows.end(), [&](auto& r) { return r.node == name; });
+    if (it == rows.end()) {
+      // A replica, or a node not serving slots: a row of its own.
+      rows.push_back({name, subscriber_->connected(), 0, 0, 0});
+      it = rows.end() - 1;
+    }
+    it->subscriptions = subscriber_->connected() ? subscriber_->wanted_count() : 0;
+    it->reconnects += subscriber_->link_counters().reconnects;
+  }
+  metrics::set_redis_nodes(std::move(rows));
+}
+
 void cluster_client::update_state(const std::string& reason) {
   if (stopped_)
     return;
+  publish_figures();
   auto why = down_reason();
   bool up = why.empty();
   if (up == up_)
@@ -348,6 +370,7 @@ void cluster_client::on_script_reply(const std::shared_ptr<connection>& conn, sc
     return;
   }
   ++redirects_;
+  metrics::redis_redirect(rd.kind == redirect::ask);
   if (rd.kind == redirect::moved) {
     // The slot has a new owner: use it now, and read the whole map again
     // (a failover or a migration usually moves more than one slot).

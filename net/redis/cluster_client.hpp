@@ -120,6 +120,8 @@ private:
   void update_state(const std::string& reason);
   /// Why the client is not up (empty: it is).
   std::string down_reason() const;
+  /// Hands the per-node figures to /metrics (net/metrics_redis.hpp).
+  void publish_figures();
   /// Calls on_still_down when not up and the reason changed.
   void report_still_down();
   /// Runs a script on the master of `keys[0]`'s slot, following redirections.

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { publish, publishOk, startHerald } from "../lib/herald.mjs";
+import { getJson, publish, publishOk, startHerald } from "../lib/herald.mjs";
 import {
   freePort,
   readyz,
@@ -126,6 +126,30 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     for (const h of hs) assert.equal((await readyz(h.url)).status, 200);
   });
 
+  test("/metrics and /healthz report each node: connected, slots owned, subscriptions, reconnects", async () => {
+    for (const h of hs) {
+      const m = await getJson(h.url, "/metrics");
+      const series = (name) =>
+        [...m.text.matchAll(new RegExp(`^${name}\\{node="([^"]+)"\\} (\\d+)$`, "gm"))].map((x) => ({ node: x[1], value: Number(x[2]) }));
+      const slots = series("herald_redis_node_slots").filter((x) => x.value > 0);
+      assert.equal(slots.length, 3, m.text);
+      assert.equal(slots.reduce((n, x) => n + x.value, 0), 16384);
+      for (const x of slots) assert.ok(owners.includes(Number(x.node.split(":").pop())), x.node);
+      for (const x of series("herald_redis_node_connected")) assert.equal(x.value, 1, x.node);
+      // This instance's subscriber holds the six channels (and its SSE probe) on one node
+      // (the figures are refreshed every 2 s).
+      const subs = await waitUntil(async () => {
+        const again = (await getJson(h.url, "/metrics")).text;
+        const held = [...again.matchAll(/^herald_redis_node_subscriptions\{node="[^"]+"\} (\d+)$/gm)].map((x) => Number(x[1]));
+        return held.some((n) => n >= channels.length) && held;
+      }, { timeoutMs: 5000, what: "subscriptions counted" });
+      assert.equal(subs.filter((n) => n > 0).length, 1, `one subscriber node: ${subs}`);
+      assert.match(m.text, /^# TYPE herald_redis_node_reconnects_total counter$/m);
+      const health = await getJson(h.url, "/healthz");
+      assert.equal(health.json.redis_nodes.filter((n) => n.slots > 0).length, 3, health.text);
+    }
+  });
+
   test("a non-Herald publisher: publish.lua with redis-cli -c from a node that does not own the slot", async () => {
     const ch = channels[0];
     const slot = Number((await redisCli(cluster.nodes[0].port, "CLUSTER", "KEYSLOT", ch))[0]);
@@ -216,6 +240,13 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     console.log(`slot migration: ${acked.length} publications, redirections ${JSON.stringify(redirects)}`);
     assert.ok(redirects.ask > 0 && redirects.asking >= redirects.ask, JSON.stringify(redirects));
     assert.ok(redirects.moved > 0, JSON.stringify(redirects));
+    // ... and counted them in /metrics.
+    const followed = { moved: 0, ask: 0 };
+    for (const h of hs) {
+      const text = (await getJson(h.url, "/metrics")).text;
+      for (const kind of ["moved", "ask"]) followed[kind] += Number(new RegExp(`^herald_redis_redirects_total\\{kind="${kind}"\\} (\\d+)$`, "m").exec(text)[1]);
+    }
+    assert.ok(followed.ask >= redirects.ask && followed.moved >= 1, JSON.stringify(followed));
     // The keys live on the new owner only.
     assert.equal((await redisCli(to.port, "EXISTS", `herald:{${ch}}:meta`))[0], "1");
     assert.equal((await redisCli(from.port, "CLUSTER", "COUNTKEYSINSLOT", slot))[0], "0");
