@@ -290,6 +290,15 @@ void cluster_client::update_state(const std::string& reason) {
   if (up) {
     if (on_up)
       on_up();
+    // A master's loss made us "down" (the gateway forgets its confirmed
+    // channels then) while the subscriber may have stayed subscribed on
+    // another node: confirm every channel again, so each syncs from its
+    // history as after an outage (fills what the failover lost in transit,
+    // and moves a channel whose history went backwards to a new epoch).
+    if (on_watching && subscriber_)
+      for (const auto& channel : watched_)
+        if (subscriber_->confirmed(keys_for(opts_.scripts.prefix, channel).pubsub))
+          on_watching(channel);
   } else if (on_down) {
     on_down(reason.empty() ? why : reason);
   }
@@ -471,6 +480,7 @@ void cluster_client::probe_write(std::function<void(publish_result)> done) {
 
 void cluster_client::watch(const std::string& channel) {
   asio::post(strand_, [self = shared_from_this(), channel] {
+    self->watched_.insert(channel);
     if (self->subscriber_)
       self->subscriber_->subscribe({keys_for(self->opts_.scripts.prefix, channel).pubsub});
   });
@@ -478,6 +488,7 @@ void cluster_client::watch(const std::string& channel) {
 
 void cluster_client::unwatch(const std::string& channel) {
   asio::post(strand_, [self = shared_from_this(), channel] {
+    self->watched_.erase(channel);
     if (self->subscriber_)
       self->subscriber_->unsubscribe({keys_for(self->opts_.scripts.prefix, channel).pubsub});
   });

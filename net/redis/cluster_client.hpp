@@ -24,8 +24,11 @@
 //
 // State: "up" when the map covers every slot, every master's connection is
 // up and the subscriber is up; "down" (with a reason naming the node)
-// otherwise. The gateway then re-subscribes and syncs every channel from its
-// history, as after a Redis outage (docs/cluster.md).
+// otherwise. On every return to "up" each watched channel is reported as
+// watching again (on_watching), also when the subscriber itself stayed
+// subscribed, so every channel syncs from its history as after a Redis
+// outage: what a failover lost in transit is filled, and a channel whose
+// history went backwards moves to a new epoch (docs/cluster.md).
 //
 // Threading: everything runs on one strand of the io_context given to
 // create(); public methods may be called from any thread (they post to it);
@@ -44,6 +47,7 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -151,6 +155,7 @@ private:
   bool up_ = false;
   bool stopped_ = false;
   std::string last_still_down_;
+  std::set<std::string> watched_; // Herald channels watched (watch() minus unwatch())
 };
 
 } // namespace herald::net::redis

@@ -6,6 +6,11 @@
 
 namespace herald::net::redis {
 
+namespace {
+// The start of the error a WAIT that fell short gives (wait_for_replicas).
+constexpr std::string_view not_replicated = "not replicated: ";
+} // namespace
+
 void publish_call(const script_settings& s, const std::string& channel, const std::string& event,
                   const std::string& data, const std::string& idempotency_key,
                   const std::string& new_epoch, std::vector<std::string>& keys,
@@ -58,8 +63,10 @@ backend::publish_result to_publish_result(reply r) {
   }
   backend::publish_result res{false, r.is_error() ? r.str : "unexpected reply " + r.to_string(),
                               {}, 0};
-  // An error reply from a live connection: Redis refused the write.
-  res.refused = r.is_error() && !r.is_disconnected();
+  // An error reply from a live connection: Redis refused the write. Not a
+  // WAIT that fell short: the master took the write, and readiness (whose
+  // probe does not WAIT) would only flap.
+  res.refused = r.is_error() && !r.is_disconnected() && r.str.rfind(not_replicated, 0) != 0;
   return res;
 }
 
@@ -102,7 +109,7 @@ void wait_for_replicas(connection& conn, std::size_t replicas, std::chrono::mill
                    done(std::move(w));
                    return;
                  }
-                 done(reply::make_error("not replicated: " + std::to_string(w.number) + " of "
+                 done(reply::make_error(std::string(not_replicated) + std::to_string(w.number) + " of "
                                         + std::to_string(replicas)
                                         + " replicas confirmed the write within "
                                         + std::to_string(timeout.count()) + " ms (WAIT)"));

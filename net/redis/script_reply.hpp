@@ -43,7 +43,8 @@ backend::publish_result to_probe_result(const reply& r);
 
 /// The publish script's reply as a result: ok with {epoch, offset[, 1]};
 /// otherwise the error text, `refused` when Redis itself answered an error
-/// (not for reply::disconnected()).
+/// (not for reply::disconnected(), nor for wait_for_replicas()'s "not
+/// replicated", since the master did take that write).
 backend::publish_result to_publish_result(reply r);
 
 /// The sync script's reply {epoch, head, entries} as a result.

@@ -179,6 +179,8 @@ export async function startRedis({ port, persist = null, rdbDir = null, timeoutM
     alive: () => alive(child),
     /** Signal by PID, wait for the exit. */
     kill: (signal = "SIGKILL") => killAndWait(child, signal),
+    /** Send a signal by PID and return at once (SIGSTOP / SIGCONT: freeze and thaw). */
+    signal: (signal) => alive(child) && child.kill(signal),
     stop: () => killAndWait(child, "SIGTERM"),
   };
 }
@@ -213,7 +215,7 @@ export async function startRedisCluster({ masters = 3, replicas = 1, nodeTimeout
       // (a failed master comes back as a replica of the one promoted meanwhile).
       node.restart = async () => {
         const again = await startRedis(opts);
-        Object.assign(node, { pid: again.pid, alive: again.alive, kill: again.kill, stop: again.stop, log: again.log });
+        Object.assign(node, { pid: again.pid, alive: again.alive, kill: again.kill, signal: again.signal, stop: again.stop, log: again.log });
       };
       nodes.push(node);
     }

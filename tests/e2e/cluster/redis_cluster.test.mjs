@@ -344,4 +344,97 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
       }
     }
   });
+
+  test("without --redis-wait-replicas, a failover that lost a channel's tail: new epoch, explicit gap, no offset reused, other channels untouched", async () => {
+    // A fourth instance publishes without WAIT: Redis acknowledges before replicating.
+    const d = await startHerald([`--redis-url=${cluster.url}`]);
+    try {
+      await waitUntil(async () => (await readyz(d.url)).status === 200, { timeoutMs: 10_000, what: "the fourth instance ready" });
+      const now = await slotOwners(cluster.nodes.find((n) => n.alive()).port);
+      const slotOf = async (c) => Number((await redisCli(cluster.nodes.find((n) => n.alive()).port, "CLUSTER", "KEYSLOT", c))[0]);
+      const ch = channels[4];
+      const chSlot = await slotOf(ch);
+      const master = cluster.nodes.find((n) => n.port === now[chSlot]);
+      const sibling = [];
+      for (const c of channels) if (c !== ch && now[await slotOf(c)] === master.port) sibling.push(c);
+      let replica;
+      for (const n of cluster.nodes.filter((x) => x.alive() && x !== master)) {
+        const info = await redisCli(n.port, "INFO", "replication");
+        if (info.includes("role:slave") && info.includes(`master_port:${master.port}`)) replica = n;
+      }
+      assert.ok(replica, "the channel's master has a replica");
+      const marks = clients.map((c) => (c.kind === "sse" ? c.client.events.items.length : c.client.inbox.items.length));
+      const items = (c, k, name) =>
+        c.kind === "sse"
+          ? sseItems(c.client.events.items.slice(marks[k]), name, c.client.channels, { startId: c.client.events.items.slice(0, marks[k]).filter((e) => e.id).at(-1)?.id })
+          : wsItems(c.client.inbox.items.slice(marks[k]), name);
+      const delivered = async (n) => {
+        for (const [k, c] of clients.entries()) {
+          const src = c.kind === "sse" ? c.client.events : c.client.inbox;
+          await src.until(() => items(c, k, ch).filter((x) => x.kind === "pub").length >= n, { timeoutMs: 8000, what: `${c.name}: ${n} publications` });
+        }
+      };
+      const oldEpoch = (await redisCli(master.port, "HGET", `herald:{${ch}}:meta`, "epoch"))[0];
+
+      // The tail: stored and acknowledged by the master while its replica is frozen.
+      replica.signal("SIGSTOP");
+      // Cut the replication link too: what the master already wrote to it would
+      // still reach the replica when it thaws.
+      await redisCli(master.port, "CLIENT", "KILL", "TYPE", "replica");
+      const tail = [];
+      try {
+        for (let i = 1; i <= 4; i++) tail.push({ seq: `tail${i}`, offset: (await publishOk(d.url, { channel: ch, event: "tick", data: { seq: `tail${i}` } }))[ch] });
+        await delivered(tail.length);
+        await master.kill("SIGKILL");
+      } finally {
+        replica.signal("SIGCONT");
+      }
+      // The replica, which never got the tail, is promoted.
+      const survivor = cluster.nodes.find((n) => n.alive() && n !== replica);
+      await waitUntil(async () => (await slotOwners(survivor.port))[chSlot] === replica.port, {
+        timeoutMs: 20_000,
+        intervalMs: 100,
+        what: "the frozen replica promoted",
+      });
+      // The instances that delivered the tail find the history went backwards
+      // when they sync again, and move the channel to a new epoch.
+      await waitUntil(async () => {
+        const e = (await redisCli(replica.port, "HGET", `herald:{${ch}}:meta`, "epoch"))[0];
+        return e && e !== oldEpoch;
+      }, { timeoutMs: 15_000, intervalMs: 100, what: "a new epoch for the channel that lost its tail" }).catch((e) => {
+        console.log("diagnostics:", ch, chSlot, master.port, replica.port, oldEpoch, hs[0].log().split("\n").filter((l) => /redis/.test(l)).slice(-15).join("\n"));
+        throw e;
+      });
+      const after = [];
+      await waitUntil(async () => {
+        const r = await publish(d.url, { channel: ch, event: "tick", data: { seq: `after${after.length + 1}` } });
+        if (r.status === 200) after.push({ seq: `after${after.length + 1}`, offset: r.json.offsets[ch] });
+        return after.length === 3;
+      }, { timeoutMs: 15_000, intervalMs: 50, what: "publications on the new master" });
+      assert.deepEqual(after.map((x) => x.offset), [1, 2, 3], "the new epoch starts at offset 1");
+      await delivered(tail.length + after.length);
+      await sleep(300);
+
+      for (const [k, c] of clients.entries()) {
+        const list = items(c, k, ch);
+        const shape = list.map((x) => (x.kind === "gap" ? `gap:${x.reason}` : x.data?.seq));
+        // The tail as delivered, then an explicit gap, then the new epoch: nothing silent, nothing twice.
+        assert.deepEqual(shape, [...tail.map((x) => x.seq), "gap:epoch_changed", ...after.map((x) => x.seq)], `${c.name}: ${JSON.stringify(shape)}`);
+        if (c.kind === "sse") {
+          const pubs = list.filter((x) => x.kind === "pub");
+          const keys = pubs.map((x) => `${x.epoch}:${x.offset}`);
+          assert.equal(new Set(keys).size, keys.length, `${c.name}: an offset reused`);
+          assert.ok(pubs.slice(0, tail.length).every((x) => x.epoch === oldEpoch));
+          assert.ok(pubs.slice(tail.length).every((x) => x.epoch !== oldEpoch));
+        }
+        // The other channels, including the other one on the failed master, lost nothing: no gap.
+        for (const other of channels.filter((x) => x !== ch)) {
+          assert.deepEqual(items(c, k, other).filter((x) => x.kind === "gap"), [], `${c.name} on ${other} (${sibling.includes(other) ? "same master" : "other master"})`);
+        }
+      }
+      await master.restart(); // back as a replica, as after the first failover
+    } finally {
+      await d.stop();
+    }
+  });
 });
