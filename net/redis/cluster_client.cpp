@@ -460,7 +460,13 @@ void cluster_client::probe_write(std::function<void(publish_result)> done) {
     t->result.ok = true;
     t->done = std::move(done);
     for (const auto& a : masters) {
-      auto& n = self->nodes_.at(a.to_string());
+      auto it = self->nodes_.find(a.to_string());
+      if (it == self->nodes_.end()) { // apply_map() made one per master; never throw here
+        if (--t->remaining == 0)
+          t->done(std::move(t->result));
+        continue;
+      }
+      auto& n = it->second;
       auto keys = keys_for(self->opts_.scripts.prefix, n.probe_tag);
       n.conn->command({"EVAL", probe_script, "2", keys.meta, keys.history},
                       [t, name = a.to_string()](reply r) {
