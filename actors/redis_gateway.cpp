@@ -48,6 +48,12 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
   st.backend->on_down = [me](const std::string& reason) {
     caf::anon_send(me, redis_down_atom_v, reason);
   };
+  // Runs on the backend's thread; the status is thread-safe, and an on_up
+  // reported after this call is handled after it (the gateway's mailbox).
+  st.backend->on_still_down = [status = st.status](const std::string& reason) {
+    if (!status->ready)
+      status->set(false, "Redis unreachable: " + reason);
+  };
   net::metrics::set_redis_up(false); // cluster mode: the Redis figures appear, down until up
   st.backend->start();
   self->attach_functor([b = st.backend](const caf::error&) { b->stop(); });

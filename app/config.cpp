@@ -55,12 +55,17 @@ config::config() {
          "WebSocket subscribe commands per connection, accepted or refused; then error and "
          "close 1008; 0: unlimited (1024)")
     .add(redis_url, "redis-url",
-         "redis://[:password@]host:port[/db]: cluster mode through Redis (env REDIS_URL; "
-         "empty: in-process mode)")
+         "redis://[:password@]host:port[/db]: cluster mode through Redis; "
+         "redis+cluster://[:password@]host:port,host:port...: through a Redis Cluster, "
+         "from its seed nodes (env REDIS_URL; empty: in-process mode)")
     .add(redis_prefix, "redis-prefix", "prefix of every Redis key and channel (herald:)")
     .add(redis_pool_size, "redis-pool-size", "Redis command connections (2)")
     .add(redis_command_timeout_ms, "redis-command-timeout-ms",
          "ms to wait for a Redis reply before dropping the connection (2000)")
+    .add(redis_wait_replicas, "redis-wait-replicas",
+         "acknowledge a publication only once this many replicas of its Redis master "
+         "confirmed it (Redis WAIT, up to half of --redis-command-timeout-ms; else 503); "
+         "0: once the master stored it (0)")
     .add(log_level, "log-level", "trace, debug, info, warn, error or off (info)")
     // -- operations: log format, client log limit, graceful shutdown ---------
     .add(log_format, "log-format", "text or json: one JSON object per log line (text)")
@@ -157,10 +162,13 @@ std::string config::validate() const {
     if (!msg.empty())
       return msg;
   if (redis_prefix.empty() || redis_prefix.size() > 64
-      || redis_prefix.find_first_of(" \r\n\t*?[]") != std::string::npos)
-    return "--redis-prefix must be 1-64 characters without spaces or glob characters";
+      || redis_prefix.find_first_of(" \r\n\t*?[]{}") != std::string::npos)
+    return "--redis-prefix must be 1-64 characters without spaces, glob characters or braces "
+           "(braces would change the Redis Cluster hash tag of every key)";
   if (io_threads > 64)
     return "--io-threads must be at most 64";
+  if (redis_wait_replicas > 16)
+    return "--redis-wait-replicas must be 0-16";
   static const char* levels[] = {"trace", "debug", "info", "warn", "error", "off"};
   if (std::none_of(std::begin(levels), std::end(levels),
                    [&](const char* l) { return log_level == l; }))

@@ -58,10 +58,15 @@ struct config : caf::actor_system_config {
   std::size_t max_subscribe_attempts = 1024; ///< WS subscribes per connection (accepted or refused); 0: unlimited
 
   // -- cluster mode (Redis) --------------------------------------------------
-  std::string redis_url;               ///< redis://[:password@]host:port[/db]; empty: in-process; env REDIS_URL
+  /// redis://[:password@]host:port[/db], or redis+cluster://h1:p1,h2:p2 for a
+  /// Redis Cluster (its seed nodes); empty: in-process; env REDIS_URL
+  std::string redis_url;
   std::string redis_prefix = "herald:"; ///< namespace of every Redis key and channel
   std::size_t redis_pool_size = 2;     ///< command connections (publish, sync)
   std::size_t redis_command_timeout_ms = 2000; ///< a reply later than this drops the connection
+  /// Replicas that must confirm a publication (Redis WAIT) before it is
+  /// acknowledged, so it survives a master failover; 0: none (docs/cluster.md).
+  std::size_t redis_wait_replicas = 0;
 
   // -- authentication and permissions (docs/auth.md) -------------------------
   // Secure by default: without a JWT key or an API key the server refuses to

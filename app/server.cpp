@@ -10,6 +10,7 @@
 #include "actors/redis_gateway.hpp"
 #include "net/listener.hpp"
 #include "net/redis/client.hpp"
+#include "net/redis/cluster_client.hpp"
 #include "net/redis/url.hpp"
 
 #include <caf/actor_system.hpp>
@@ -36,27 +37,50 @@ int run_server(config& cfg) {
 
   // Cluster mode: a Redis gateway links this instance to the others.
   caf::actor gateway;
-  std::shared_ptr<net::redis::client> redis;
+  std::shared_ptr<net::redis::backend> redis;
   std::shared_ptr<actors::cluster_status> status;
   if (!cfg.redis_url.empty()) {
-    net::redis::client::options ropts;
+    net::redis::script_settings scripts;
+    scripts.prefix = cfg.redis_prefix;
+    scripts.history_size = cfg.history_size;
+    scripts.history_ttl = std::chrono::seconds(cfg.history_ttl);
+    scripts.idempotency_window = std::chrono::seconds(cfg.idempotency_window);
+    auto command_timeout = std::chrono::milliseconds(cfg.redis_command_timeout_ms);
     std::string error;
-    if (!net::redis::parse_url(cfg.redis_url, ropts.target, error)) {
-      spdlog::critical("--redis-url: {}", error);
-      return 1;
+    std::string where;
+    if (net::redis::is_cluster_url(cfg.redis_url)) {
+      // A Redis Cluster: its seeds, one connection per master (docs/cluster.md).
+      net::redis::cluster_client::options copts;
+      if (!net::redis::parse_cluster_url(cfg.redis_url, copts.seeds, error)) {
+        spdlog::critical("--redis-url: {}", error);
+        return 1;
+      }
+      copts.scripts = scripts;
+      copts.command_timeout = command_timeout;
+      copts.make_epoch = actors::random_epoch;
+      copts.wait_replicas = cfg.redis_wait_replicas;
+      where = "the Redis Cluster " + net::redis::to_log_string(copts.seeds);
+      redis = net::redis::cluster_client::create(ioc, copts);
+    } else {
+      net::redis::client::options ropts;
+      if (!net::redis::parse_url(cfg.redis_url, ropts.target, error)) {
+        spdlog::critical("--redis-url: {}", error);
+        return 1;
+      }
+      ropts.prefix = scripts.prefix;
+      ropts.pool_size = cfg.redis_pool_size;
+      ropts.command_timeout = command_timeout;
+      ropts.history_size = scripts.history_size;
+      ropts.history_ttl = scripts.history_ttl;
+      ropts.idempotency_window = scripts.idempotency_window;
+      ropts.make_epoch = actors::random_epoch;
+      ropts.wait_replicas = cfg.redis_wait_replicas;
+      where = "Redis at " + net::redis::to_log_string(ropts.target);
+      redis = net::redis::client::create(ioc, ropts);
     }
-    ropts.prefix = cfg.redis_prefix;
-    ropts.pool_size = cfg.redis_pool_size;
-    ropts.command_timeout = std::chrono::milliseconds(cfg.redis_command_timeout_ms);
-    ropts.history_size = cfg.history_size;
-    ropts.history_ttl = std::chrono::seconds(cfg.history_ttl);
-    ropts.idempotency_window = std::chrono::seconds(cfg.idempotency_window);
-    ropts.make_epoch = actors::random_epoch;
     status = std::make_shared<actors::cluster_status>();
-    redis = net::redis::client::create(ioc, ropts);
-    gateway = sys.spawn(actors::redis_gateway, std::shared_ptr<net::redis::backend>(redis), status);
-    spdlog::info("mode: cluster through Redis at {} (prefix {})",
-                 net::redis::to_log_string(ropts.target), cfg.redis_prefix);
+    gateway = sys.spawn(actors::redis_gateway, redis, status);
+    spdlog::info("mode: cluster through {} (prefix {})", where, cfg.redis_prefix);
   } else {
     spdlog::info("mode: in-process (no Redis): publications reach the clients of this instance");
   }

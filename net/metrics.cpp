@@ -1,4 +1,5 @@
 #include "net/metrics.hpp"
+#include "net/metrics_redis.hpp"
 
 #include <dirent.h>
 #include <sys/resource.h>
@@ -105,6 +106,9 @@ inline void add(std::size_t at, std::int64_t n) noexcept {
 }
 
 std::atomic<int> redis_state{-1};
+std::mutex redis_nodes_mtx;
+std::vector<redis_node> redis_node_list; // guarded by redis_nodes_mtx
+std::atomic<std::uint64_t> redis_redirects[2]{}; // [0] MOVED, [1] ASK
 std::atomic<int> redis_writable{1};
 const std::int64_t start_ns = now_ns();
 std::string the_version = HERALD_VERSION;
@@ -324,6 +328,20 @@ void redis_reconnect() noexcept {
   add(s_redis_reconnects, 1);
 }
 
+void set_redis_nodes(std::vector<redis_node> nodes) {
+  std::lock_guard<std::mutex> g{redis_nodes_mtx};
+  redis_node_list = std::move(nodes);
+}
+
+std::vector<redis_node> redis_nodes() {
+  std::lock_guard<std::mutex> g{redis_nodes_mtx};
+  return redis_node_list;
+}
+
+void redis_redirect(bool ask) noexcept {
+  redis_redirects[ask ? 1 : 0].fetch_add(1, std::memory_order_relaxed);
+}
+
 void set_redis_up(bool up) noexcept {
   redis_state.store(up ? 1 : 0, std::memory_order_relaxed);
 }
@@ -485,6 +503,34 @@ std::string render() {
     w.sample("herald_redis_reconnects_total", {}, t.slots[s_redis_reconnects]);
     write_histogram(w, t, histogram::redis_command_latency, "herald_redis_command_duration_seconds",
                     "Cluster mode: time from a Redis command being sent to its reply.");
+    // A Redis Cluster: one sample per node (node names are host:port, nothing to escape).
+    if (auto nodes = redis_nodes(); !nodes.empty()) {
+      auto node_label = [](const redis_node& n) { return "node=\"" + n.node + "\""; };
+      w.family("herald_redis_node_connected", "gauge",
+               "Redis Cluster: 1 while this instance's connection to the node is up.");
+      for (const auto& n : nodes)
+        w.sample("herald_redis_node_connected", node_label(n), n.connected ? 1 : 0);
+      w.family("herald_redis_node_slots", "gauge",
+               "Redis Cluster: hash slots the node serves in this instance's slot map.");
+      for (const auto& n : nodes)
+        w.sample("herald_redis_node_slots", node_label(n), static_cast<std::int64_t>(n.slots));
+      w.family("herald_redis_node_subscriptions", "gauge",
+               "Redis Cluster: pub/sub channels this instance's subscriber holds on the node.");
+      for (const auto& n : nodes)
+        w.sample("herald_redis_node_subscriptions", node_label(n),
+                 static_cast<std::int64_t>(n.subscriptions));
+      w.family("herald_redis_node_reconnects_total", "counter",
+               "Redis Cluster: connections to the node re-established.");
+      for (const auto& n : nodes)
+        w.sample("herald_redis_node_reconnects_total", node_label(n),
+                 static_cast<std::int64_t>(n.reconnects));
+      w.family("herald_redis_redirects_total", "counter",
+               "Redis Cluster: MOVED and ASK redirections followed.");
+      w.sample("herald_redis_redirects_total", label("kind", "moved"),
+               static_cast<std::int64_t>(redis_redirects[0].load(std::memory_order_relaxed)));
+      w.sample("herald_redis_redirects_total", label("kind", "ask"),
+               static_cast<std::int64_t>(redis_redirects[1].load(std::memory_order_relaxed)));
+    }
   }
 
   if (auto p = read_process(); p.ok) {

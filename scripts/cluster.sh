@@ -4,10 +4,17 @@
 # docker/haproxy.cfg (round robin, health checks on /readyz).
 #
 #   ./scripts/cluster.sh start   # builds if needed; HAProxy on 127.0.0.1:8090
+#   ./scripts/cluster.sh start --redis-cluster   # a Redis Cluster instead of one Redis
 #   ./scripts/cluster.sh status
 #   ./scripts/cluster.sh stop    # stops what start started, by PID
 #
-# Ports: REDIS_PORT (6390), HERALD_PORTS ("8091 8092 8093"), LB_PORT (8090).
+# --redis-cluster: 3 masters with 1 replica each (redis-server --cluster-enabled
+# yes, joined by redis-cli --cluster create), the instances given
+# --redis-url=redis+cluster://<first two nodes> (docs/cluster.md, "Redis Cluster").
+#
+# Ports: REDIS_PORT (6390), HERALD_PORTS ("8091 8092 8093"), LB_PORT (8090);
+# with --redis-cluster REDIS_CLUSTER_PORTS ("7001 7002 7003 7004 7005 7006"),
+# each node's cluster bus on its port + 10000.
 # State (PID files, logs) lives in build/cluster/.
 # Development only: the instances run with --insecure (no tokens, no API key;
 # docs/auth.md) on loopback.
@@ -15,6 +22,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 run="$(pwd)/build/cluster" # absolute: redis-server resolves --logfile after --dir
 redis_port="${REDIS_PORT:-6390}"
+read -r -a cluster_ports <<<"${REDIS_CLUSTER_PORTS:-7001 7002 7003 7004 7005 7006}"
 read -r -a herald_ports <<<"${HERALD_PORTS:-8091 8092 8093}"
 lb_port="${LB_PORT:-8090}"
 
@@ -45,11 +53,36 @@ case "${1:-}" in
     ./scripts/install-deps.sh --cluster
     [ -x build/bin/herald ] || ./scripts/build.sh -DHERALD_BUILD_TESTS=OFF
     mkdir -p "$run"
-    redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
-      --dir "$run" --logfile "$run/redis.log" --daemonize no >/dev/null 2>&1 &
-    echo $! >"$run/redis.pid"
+    if [ "${2:-}" = "--redis-cluster" ]; then
+      rm -f "$run"/nodes-*.conf
+      nodes=()
+      for p in "${cluster_ports[@]}"; do
+        redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no --dir "$run" \
+          --logfile "$run/redis-$p.log" --daemonize no --cluster-enabled yes \
+          --cluster-config-file "$run/nodes-$p.conf" --cluster-node-timeout 1000 >/dev/null 2>&1 &
+        echo $! >"$run/redis-$p.pid"
+        nodes+=("127.0.0.1:$p")
+      done
+      for p in "${cluster_ports[@]}"; do
+        for _ in $(seq 1 50); do redis-cli -p "$p" ping >/dev/null 2>&1 && break; sleep 0.1; done
+      done
+      redis-cli --cluster create "${nodes[@]}" --cluster-replicas 1 --cluster-yes >"$run/cluster-create.log" 2>&1 \
+        || { cat "$run/cluster-create.log" >&2; "$0" stop; exit 1; }
+      for p in "${cluster_ports[@]}"; do
+        for _ in $(seq 1 100); do
+          redis-cli -p "$p" cluster info 2>/dev/null | grep -q cluster_state:ok && break
+          sleep 0.1
+        done
+      done
+      redis_url="redis+cluster://${nodes[0]},${nodes[1]}"
+    else
+      redis-server --bind 127.0.0.1 --port "$redis_port" --save '' --appendonly no \
+        --dir "$run" --logfile "$run/redis.log" --daemonize no >/dev/null 2>&1 &
+      echo $! >"$run/redis.pid"
+      redis_url="redis://127.0.0.1:$redis_port"
+    fi
     for i in 0 1 2; do
-      REDIS_URL="redis://127.0.0.1:$redis_port" ./build/bin/herald --host=127.0.0.1 --insecure \
+      REDIS_URL="$redis_url" ./build/bin/herald --host=127.0.0.1 --insecure \
         --port="${herald_ports[$i]}" >"$run/herald$((i + 1)).log" 2>&1 &
       echo $! >"$run/herald$((i + 1)).pid"
     done
@@ -62,7 +95,7 @@ case "${1:-}" in
     echo $! >"$run/haproxy.pid"
     wait_http "http://127.0.0.1:$lb_port/healthz" || { "$0" stop; exit 1; }
     cat <<EOT
-cluster up: HAProxy http://127.0.0.1:$lb_port -> herald on ${herald_ports[*]}, Redis on $redis_port
+cluster up: HAProxy http://127.0.0.1:$lb_port -> herald on ${herald_ports[*]}, Redis: $redis_url
   subscribe: curl -N "http://127.0.0.1:$lb_port/v1/sse?channel=stream:42"
   publish:   curl -X POST http://127.0.0.1:${herald_ports[0]}/v1/publish -d '{"channel":"stream:42","event":"e","data":1}'
   stop:      ./scripts/cluster.sh stop
@@ -72,6 +105,8 @@ EOT
     stop_pidfile "$run/haproxy.pid"
     for i in 1 2 3; do stop_pidfile "$run/herald$i.pid"; done
     stop_pidfile "$run/redis.pid"
+    for f in "$run"/redis-*.pid; do stop_pidfile "$f"; done
+    rm -f "$run"/nodes-*.conf
     echo "cluster stopped"
     ;;
   status)
@@ -85,7 +120,7 @@ EOT
     done
     ;;
   *)
-    echo "usage: $0 start|stop|status" >&2
+    echo "usage: $0 start [--redis-cluster]|stop|status" >&2
     exit 2
     ;;
 esac

@@ -74,6 +74,10 @@ public:
   std::function<void(const std::string& channel)> on_watching;
   std::function<void()> on_up;
   std::function<void(const std::string& reason)> on_down;
+  /// Optional: while not up (before the first on_up, or after on_down), why,
+  /// whenever that reason changes ("no Redis Cluster seed answers: ...").
+  /// For readiness texts only: no state change, may be left unset.
+  std::function<void(const std::string& reason)> on_still_down;
 
   /// Connects (and keeps reconnecting) in the background.
   virtual void start() = 0;

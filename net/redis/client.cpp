@@ -1,6 +1,7 @@
 #include "net/redis/client.hpp"
 
 #include "net/redis/envelope.hpp"
+#include "net/redis/script_reply.hpp"
 
 namespace herald::net::redis {
 
@@ -76,6 +77,10 @@ void client::stop() {
   });
 }
 
+script_settings client::settings() const {
+  return {opts_.prefix, opts_.history_size, opts_.history_ttl, opts_.idempotency_window};
+}
+
 std::size_t client::pick() {
   for (std::size_t i = 0; i < pool_.size(); ++i) {
     auto k = (next_ + i) % pool_.size();
@@ -115,32 +120,18 @@ void client::publish(const std::string& channel, const std::string& event,
       done({false, "not connected", {}, 0});
       return;
     }
+    std::vector<std::string> keys, args;
+    publish_call(self->settings(), channel, event, data, idempotency_key,
+                 self->opts_.make_epoch(), keys, args);
+    // When it cannot send, eval_script still calls the callback ("disconnected").
     auto& c = self->pool_[i];
-    auto keys = keys_for(self->opts_.prefix, channel);
-    auto cb = [done = std::move(done)](reply r) mutable {
-      if (r.type == reply::array && (r.elements.size() == 2 || r.elements.size() == 3)
-          && r.elements[0].type == reply::string && r.elements[1].type == reply::integer
-          && r.elements[1].number > 0) {
-        publish_result res{true, {}, r.elements[0].str,
-                           static_cast<std::uint64_t>(r.elements[1].number)};
-        res.duplicate = r.elements.size() == 3;
-        done(std::move(res));
-        return;
-      }
-      publish_result res{false, r.is_error() ? r.str : "unexpected reply " + r.to_string(), {}, 0};
-      // An error reply from a live connection: Redis refused the write.
-      res.refused = r.is_error() && !r.is_disconnected();
-      done(std::move(res));
-    };
-    std::vector<std::string> script_keys{keys.meta, keys.history};
-    if (!idempotency_key.empty())
-      script_keys.push_back(self->opts_.prefix + "idem:" + channel + ":" + idempotency_key);
-    // When it cannot send, eval_script still calls `cb` (with "disconnected").
-    c->eval_script(self->publish_script_[i], std::move(script_keys),
-                   {keys.pubsub, channel, event, data, std::to_string(self->opts_.history_size),
-                    std::to_string(self->opts_.history_ttl.count()), self->opts_.make_epoch(),
-                    std::to_string(self->opts_.idempotency_window.count())},
-                   std::move(cb));
+    c->eval_script(self->publish_script_[i], std::move(keys), std::move(args),
+                   [c, n = self->opts_.wait_replicas, t = self->opts_.command_timeout / 2,
+                    done = std::move(done)](reply r) mutable {
+                     wait_for_replicas(*c, n, t, std::move(r), [done = std::move(done)](reply w) {
+                       done(to_publish_result(std::move(w)));
+                     });
+                   });
   });
 }
 
@@ -151,23 +142,13 @@ void client::probe_write(std::function<void(publish_result)> done) {
       done({false, "not connected", {}, 0});
       return;
     }
-    // Two keys, like a publish (a Redis Cluster refuses it as CROSSSLOT
-    // when it would refuse publishes), expiring at once.
+    // Two keys of one hash tag, like a publish's (`<prefix>{herald.probe}:meta`
+    // and `:history`), expiring at once.
     auto keys = keys_for(self->opts_.prefix, "herald.probe");
-    self->pool_[i]->command(
-      {"EVAL",
-       "redis.call('SET', KEYS[1], '1', 'PX', 1000) redis.call('SET', KEYS[2], '1', 'PX', 1000) "
-       "return 1",
-       "2", keys.meta, keys.history},
-      [done = std::move(done)](reply r) mutable {
-        publish_result res;
-        res.ok = !r.is_error();
-        if (!res.ok) {
-          res.error = r.str;
-          res.refused = !r.is_disconnected();
-        }
-        done(std::move(res));
-      });
+    self->pool_[i]->command({"EVAL", probe_script, "2", keys.meta, keys.history},
+                            [done = std::move(done)](reply r) mutable {
+                              done(to_probe_result(r));
+                            });
   });
 }
 
@@ -180,35 +161,13 @@ void client::sync(const std::string& channel, std::uint64_t after, const std::st
       done({false, "not connected", {}, 0, {}});
       return;
     }
-    auto& c = self->pool_[i];
-    auto keys = keys_for(self->opts_.prefix, channel);
-    auto cb = [done = std::move(done)](reply r) mutable {
-      sync_result res;
-      if (r.type != reply::array || r.elements.size() != 3 || r.elements[0].type != reply::string
-          || r.elements[1].type != reply::integer || r.elements[2].type != reply::array) {
-        res.error = r.is_error() ? r.str : "unexpected reply";
-        done(std::move(res));
-        return;
-      }
-      res.ok = true;
-      res.epoch = r.elements[0].str;
-      res.head = static_cast<std::uint64_t>(std::max(0LL, r.elements[1].number));
-      // Entries: [id, ["p", envelope]]
-      for (auto& e : r.elements[2].elements) {
-        if (e.type != reply::array || e.elements.size() != 2)
-          continue;
-        auto& fields = e.elements[1].elements;
-        for (std::size_t k = 0; k + 1 < fields.size(); k += 2)
-          if (fields[k].str == "p")
-            res.envelopes.push_back(std::move(fields[k + 1].str));
-      }
-      done(std::move(res));
-    };
-    c->eval_script(self->sync_script_[i], {keys.meta, keys.history},
-                   {self->opts_.make_epoch(), std::to_string(after),
-                    std::to_string(self->opts_.history_ttl.count()), epoch,
-                    std::to_string(delivered)},
-                   std::move(cb));
+    std::vector<std::string> keys, args;
+    sync_call(self->settings(), channel, after, epoch, delivered, self->opts_.make_epoch(), keys,
+              args);
+    self->pool_[i]->eval_script(self->sync_script_[i], std::move(keys), std::move(args),
+                                [done = std::move(done)](reply r) mutable {
+                                  done(to_sync_result(std::move(r)));
+                                });
   });
 }
 

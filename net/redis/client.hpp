@@ -13,6 +13,7 @@
 #include "net/asio.hpp"
 #include "net/redis/backend.hpp"
 #include "net/redis/connection.hpp"
+#include "net/redis/script_reply.hpp"
 #include "net/redis/subscriber.hpp"
 
 #include <chrono>
@@ -34,6 +35,10 @@ public:
     std::chrono::seconds history_ttl{300}; ///< key expiry after the last publication
     std::chrono::seconds idempotency_window{300}; ///< idempotency keys' expiry
     std::function<std::string()> make_epoch; ///< epochs for channels that have none
+    /// --redis-wait-replicas: a publication is acknowledged only once this
+    /// many replicas confirmed it (Redis WAIT, bounded by half the command
+    /// timeout); 0: as soon as the master stored it.
+    std::size_t wait_replicas = 0;
   };
 
   /// Makes a client on a new strand of `ioc`. Call start() to connect.
@@ -56,6 +61,7 @@ private:
   static constexpr std::size_t npos = static_cast<std::size_t>(-1);
   /// Index of a connected command connection (round robin), or npos.
   std::size_t pick();
+  script_settings settings() const;
   void update_state(const std::string& reason);
 
   asio::strand<asio::io_context::executor_type> strand_;

@@ -145,6 +145,8 @@ void connection::begin_attempt() {
   tcp_connected_ = false;
   freeing_ = false;
   drop_reason_.clear();
+  if (options_.next_target)
+    options_.target = options_.next_target();
   if (options_.connect_timeout.count() > 0)
     arm(connect_timer_, connect_gen_, options_.connect_timeout, &connection::on_connect_timer);
 

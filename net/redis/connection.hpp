@@ -79,6 +79,11 @@ struct connection_options {
   /// A PING without PONG after this long drops the connection (a frozen
   /// server keeps TCP up and is noticed only this way).
   std::chrono::milliseconds heartbeat_timeout{3000};
+  /// When set, called on the executor before every connection attempt; the
+  /// attempt goes to the URL it returns instead of `target` (a Redis Cluster
+  /// client rotates through its seeds and the nodes it knows, so a dead
+  /// node is not retried forever). Must not block.
+  std::function<url()> next_target;
 };
 
 /// Monotonic counters of one connection, for metrics and tests.

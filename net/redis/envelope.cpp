@@ -8,17 +8,42 @@
 
 namespace herald::net::redis {
 
+namespace {
+
+// `<prefix>{<channel>}`: the part every name of the channel starts with.
+std::string tagged(std::string_view prefix, std::string_view channel) {
+  std::string s;
+  s.reserve(prefix.size() + channel.size() + 2);
+  s.append(prefix).append("{").append(channel).append("}");
+  return s;
+}
+
+constexpr std::string_view pub_suffix = "}:pub";
+
+} // namespace
+
 channel_keys keys_for(std::string_view prefix, std::string_view channel) {
-  std::string p{prefix};
-  return {p + "meta:" + std::string{channel}, p + "history:" + std::string{channel},
-          p + "pub:" + std::string{channel}};
+  auto t = tagged(prefix, channel);
+  return {t + ":meta", t + ":history", t + ":pub"};
+}
+
+std::string idempotency_key_for(std::string_view prefix, std::string_view channel,
+                                std::string_view key) {
+  auto t = tagged(prefix, channel);
+  t.append(":idem:").append(key);
+  return t;
 }
 
 std::string channel_of_pubsub(std::string_view prefix, std::string_view pubsub) {
-  std::string head = std::string{prefix} + "pub:";
-  if (pubsub.size() <= head.size() || pubsub.substr(0, head.size()) != head)
+  auto head = prefix.size() + 1;
+  if (pubsub.size() <= head + pub_suffix.size() || pubsub.substr(0, prefix.size()) != prefix
+      || pubsub[prefix.size()] != '{'
+      || pubsub.substr(pubsub.size() - pub_suffix.size()) != pub_suffix)
     return {};
-  return std::string{pubsub.substr(head.size())};
+  auto channel = pubsub.substr(head, pubsub.size() - head - pub_suffix.size());
+  if (channel.find_first_of("{}") != std::string_view::npos)
+    return {};
+  return std::string{channel};
 }
 
 // The scripts are the files net/redis/publish.lua and sync.lua, compiled in

@@ -13,18 +13,28 @@ namespace herald::net::redis {
 
 /// Redis names for one Herald channel under a prefix (default "herald:").
 /// The channel name must already be valid (net/channel_name.hpp): it then
-/// holds only [A-Za-z0-9_.:-], so it cannot reach outside its key.
+/// holds only [A-Za-z0-9_.:-], so it cannot reach outside its key. Every
+/// name starts with `<prefix>{<channel>}`: the braces are a Redis Cluster
+/// hash tag (Redis Cluster specification, "Hash tags"), so all the names of
+/// one channel map to one slot and the publish and sync scripts run on one
+/// node. The prefix holds no braces (app/config.cpp checks), so the first
+/// `{...}` of every name is the channel's.
 struct channel_keys {
-  std::string meta;    ///< hash {epoch, offset}: `<prefix>meta:<channel>`
-  std::string history; ///< stream of envelopes, id `<offset>-0`: `<prefix>history:<channel>`
-  std::string pubsub;  ///< pub/sub channel: `<prefix>pub:<channel>`
+  std::string meta;    ///< hash {epoch, offset}: `<prefix>{<channel>}:meta`
+  std::string history; ///< stream of envelopes, id `<offset>-0`: `<prefix>{<channel>}:history`
+  std::string pubsub;  ///< pub/sub channel: `<prefix>{<channel>}:pub`
 };
 
-/// Key names for `channel` under `prefix`.
+/// Key names for `channel` under `prefix` (docs/cluster.md, "Redis names").
 channel_keys keys_for(std::string_view prefix, std::string_view channel);
 
+/// The key that remembers a publisher's idempotency key `key` on `channel`
+/// (issue #14): `<prefix>{<channel>}:idem:<key>`, in the channel's slot.
+std::string idempotency_key_for(std::string_view prefix, std::string_view channel,
+                                std::string_view key);
+
 /// The channel name a pub/sub channel name stands for, or empty when
-/// `pubsub` does not start with `<prefix>pub:`.
+/// `pubsub` is not `<prefix>{<channel>}:pub` with a non-empty channel.
 std::string channel_of_pubsub(std::string_view prefix, std::string_view pubsub);
 
 /// Lua (net/redis/publish.lua): append one publication to a channel's

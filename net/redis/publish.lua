@@ -2,9 +2,11 @@
 -- channel's history stream and publishes it on the channel's pub/sub
 -- channel, in one atomic step; Redis assigns the offset.
 --
--- KEYS[1] <prefix>meta:<channel>     hash {epoch, offset}
--- KEYS[2] <prefix>history:<channel>  stream, entry id <offset>-0, field p = envelope
--- ARGV[1] <prefix>pub:<channel>      pub/sub channel
+-- Every name of a channel starts with <prefix>{<channel>}: one Redis Cluster
+-- hash tag, so the script runs on the node that owns the channel's slot.
+-- KEYS[1] <prefix>{<channel>}:meta     hash {epoch, offset}
+-- KEYS[2] <prefix>{<channel>}:history  stream, entry id <offset>-0, field p = envelope
+-- ARGV[1] <prefix>{<channel>}:pub      pub/sub channel
 -- ARGV[2] channel name (validated by the caller)
 -- ARGV[3] event name (1-64 of [A-Za-z0-9_.:-], not starting with "herald.")
 -- ARGV[4] data: JSON text (inserted as is: it must be valid JSON)
@@ -12,7 +14,7 @@
 -- ARGV[6] history ttl in seconds (key expiry after the last publication)
 -- ARGV[7] epoch to start when the channel has none (1-32 of [a-z0-9])
 -- ARGV[8] idempotency window in seconds (used with KEYS[3])
--- KEYS[3] optional: <prefix>idem:<channel>:<idempotency key>
+-- KEYS[3] optional: <prefix>{<channel>}:idem:<idempotency key>
 -- Returns {epoch, offset}, or {epoch, offset, 1} when KEYS[3] names a key
 -- stored within the window: the first publication's position; nothing is
 -- stored or published again (a publisher's retry).

@@ -120,6 +120,8 @@ public:
   const subscriber_counters& counters() const noexcept { return counters_; }
   /// Counters of the underlying connection (reconnects, ...).
   const connection_counters& link_counters() const noexcept { return conn_->counters(); }
+  /// The node it connects (or last connected) to.
+  const url& target() const noexcept { return conn_->options().target; }
   /// Why the last attempt failed or the last connection was lost.
   const std::string& last_error() const noexcept { return conn_->last_error(); }
   /// Thread-safe.

@@ -1,7 +1,7 @@
 -- Herald's sync script (docs/cluster.md): a channel's epoch and head offset
 -- (starting an epoch when the channel has none) and its history after an offset.
 --
--- KEYS[1] <prefix>meta:<channel>, KEYS[2] <prefix>history:<channel>
+-- KEYS[1] <prefix>{<channel>}:meta, KEYS[2] <prefix>{<channel>}:history (one hash tag)
 -- ARGV[1] epoch to start when the channel has none (or its history went backwards)
 -- ARGV[2] offset to read after
 -- ARGV[3] history ttl in seconds

@@ -205,4 +205,79 @@ std::string to_log_string(const url& u) {
   return s;
 }
 
+namespace {
+constexpr std::string_view cluster_scheme = "redis+cluster://";
+} // namespace
+
+bool is_cluster_url(std::string_view text) {
+  return text.size() >= cluster_scheme.size()
+         && iequals(text.substr(0, cluster_scheme.size()), cluster_scheme);
+}
+
+bool parse_cluster_url(std::string_view text, cluster_url& out, std::string& error) {
+  if (!is_cluster_url(text))
+    return fail(error, "expected redis+cluster://[[user]:password@]host:port[,host:port...]");
+  auto rest = text.substr(cluster_scheme.size());
+  if (rest.find_first_of("?#") != std::string_view::npos)
+    return fail(error, "query strings and fragments are not supported (percent-encode "
+                       "'?' and '#' in a password)");
+  // The login (up to the last '@') is shared by every seed.
+  std::string_view userinfo;
+  auto at = rest.rfind('@');
+  if (at != std::string_view::npos) {
+    userinfo = rest.substr(0, at + 1);
+    rest = rest.substr(at + 1);
+  }
+  auto slash = rest.find('/');
+  if (slash != std::string_view::npos) {
+    auto path = rest.substr(slash);
+    if (path != "/" && path != "/0")
+      return fail(error, "a Redis Cluster has database 0 only (no /<db> other than /0)");
+    rest = rest.substr(0, slash);
+  }
+  if (rest.empty())
+    return fail(error, "no seed node after redis+cluster://");
+  cluster_url result;
+  std::size_t position = 0;
+  while (true) {
+    ++position;
+    auto comma = rest.find(',');
+    auto seed = rest.substr(0, comma);
+    std::string what = "seed " + std::to_string(position);
+    if (seed.empty())
+      return fail(error, what + " is empty (two commas, or one at an end)");
+    url u;
+    std::string seed_error;
+    std::string one = "redis://";
+    one.append(userinfo).append(seed);
+    if (!parse_url(one, u, seed_error)) {
+      constexpr std::string_view head = "invalid Redis URL: ";
+      error = std::string(head) + what + ": " + seed_error.substr(head.size());
+      return false;
+    }
+    result.seeds.push_back(std::move(u));
+    if (comma == std::string_view::npos)
+      break;
+    rest = rest.substr(comma + 1);
+  }
+  out = std::move(result);
+  error.clear();
+  return true;
+}
+
+std::string to_log_string(const cluster_url& c) {
+  std::string s{cluster_scheme};
+  for (std::size_t i = 0; i < c.seeds.size(); ++i) {
+    auto one = to_log_string(c.seeds[i]); // redis://[user:***@]host:port
+    auto host = one.substr(std::string("redis://").size());
+    if (i == 0) {
+      s += host;
+    } else {
+      auto at = host.rfind('@');
+      s += "," + (at == std::string::npos ? host : host.substr(at + 1));
+    }
+  }
+  return s;
+}
+
 } // namespace herald::net::redis

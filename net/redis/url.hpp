@@ -15,11 +15,22 @@
 // needs TLS, which hiredis 0.14 lacks), a user without ':' and password,
 // an empty host, a port outside 1-65535, a database that is not a
 // non-negative decimal number, query strings and fragments.
+//
+// A Redis Cluster is named by its seed nodes, comma-separated, in one URL
+// (one --redis-url, one REDIS_URL variable; no repeated option):
+//
+//   redis+cluster://h1:7000,h2:7001,[::1]:7002
+//   redis+cluster://user:password@h1:7000,h2:7001    the same login on every node
+//
+// Each seed is `host[:port]` as above (port 6379 when left out). The path
+// may only be empty, "/" or "/0": a Redis Cluster has database 0 only. Any
+// reachable seed is enough; the others are tried when it is not.
 #pragma once
 
 #include <cstdint>
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace herald::net::redis {
 
@@ -38,6 +49,27 @@ struct url {
 ///          one-line reason in `error` that names the offending part
 ///          (without echoing the password), and `out` unchanged.
 bool parse_url(std::string_view text, url& out, std::string& error);
+
+/// The seed nodes of a Redis Cluster (redis+cluster://), each with the
+/// shared login, in the order given.
+struct cluster_url {
+  std::vector<url> seeds;
+};
+
+/// True when `text` starts with the redis+cluster:// scheme (any case).
+/// Pure, thread-safe.
+bool is_cluster_url(std::string_view text);
+
+/// Parses a redis+cluster:// URL (see the header comment). Pure, never
+/// throws, thread-safe.
+/// @returns true and fills `out` (at least one seed) when `text` is valid;
+///          otherwise false, a one-line reason in `error` starting with
+///          "invalid Redis URL: " that names the offending seed by its
+///          position (without echoing the password), and `out` unchanged.
+bool parse_cluster_url(std::string_view text, cluster_url& out, std::string& error);
+
+/// `c` for logs: redis+cluster://h1:7000,h2:7001, the password as "***".
+std::string to_log_string(const cluster_url& c);
 
 /// `u` as a URL for logs: the password is replaced by "***".
 /// IPv6 hosts get brackets. Pure, thread-safe.

@@ -301,6 +301,21 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
   }
 }
 
+TEST_CASE("a Redis prefix with braces is refused: they would change every key's hash tag") {
+  // Keys are <prefix>{<channel>}:meta ...; a brace in the prefix would make
+  // Redis Cluster hash another part of the name (docs/cluster.md).
+  for (const char* bad : {"--redis-prefix=a{b}:", "--redis-prefix={x", "--redis-prefix=x}"}) {
+    config cfg;
+    auto r = load(cfg, {bad});
+    CHECK(r.result == startup::exit_failure);
+    CHECK(r.err.find("--redis-prefix must be 1-64 characters without spaces, glob characters or "
+                     "braces")
+          != std::string::npos);
+  }
+  config cfg;
+  CHECK(load(cfg, {"--redis-prefix=prod:"}).result != startup::exit_failure);
+}
+
 TEST_CASE("dump-config prints the effective configuration, readable back, secrets redacted") {
   test_config cfg;
   auto r = load(cfg, {"--dump-config", "--history-size=7", "--scheduler.max-throughput=50"},

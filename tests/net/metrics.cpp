@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include "net/http/status.hpp"
+#include "net/metrics_redis.hpp"
 #include "net/outbound_queue.hpp"
 
 #include <nlohmann/json.hpp>
@@ -132,6 +133,39 @@ TEST_CASE("the exposition is well formed: HELP and TYPE once per family, then it
   CHECK(text.find("herald_build_info{version=\"" + metrics::version() + "\"} 1\n")
         != std::string::npos);
   CHECK(value_of(text, R"(herald_http_errors_total{code="invalid_channel"})") >= 0);
+}
+
+TEST_CASE("Redis Cluster: one sample per node and family, redirections by kind, none without nodes",
+          "[metrics]") {
+  metrics::set_redis_up(true);
+  CHECK(metrics::render().find("herald_redis_node_") == std::string::npos);
+  auto moved = [] { return scrape(R"(herald_redis_redirects_total{kind="moved"})"); };
+  metrics::set_redis_nodes({{"127.0.0.1:7000", true, 5461, 0, 2},
+                            {"[::1]:7001", false, 10923, 0, 0},
+                            {"10.0.0.9:7003", true, 0, 12, 1}});
+  auto before = moved();
+  metrics::redis_redirect(false);
+  metrics::redis_redirect(true);
+  auto text = metrics::render();
+  CHECK(value_of(text, R"(herald_redis_node_connected{node="127.0.0.1:7000"})") == 1);
+  CHECK(value_of(text, R"(herald_redis_node_connected{node="[::1]:7001"})") == 0);
+  CHECK(value_of(text, R"(herald_redis_node_slots{node="[::1]:7001"})") == 10923);
+  CHECK(value_of(text, R"(herald_redis_node_slots{node="10.0.0.9:7003"})") == 0);
+  CHECK(value_of(text, R"(herald_redis_node_subscriptions{node="10.0.0.9:7003"})") == 12);
+  CHECK(value_of(text, R"(herald_redis_node_reconnects_total{node="127.0.0.1:7000"})") == 2);
+  CHECK(moved() == before + 1);
+  CHECK(value_of(text, R"(herald_redis_redirects_total{kind="ask"})") >= 1);
+  for (auto f : {"herald_redis_node_connected", "herald_redis_node_slots",
+                 "herald_redis_node_subscriptions", "herald_redis_node_reconnects_total",
+                 "herald_redis_redirects_total"}) {
+    INFO(f);
+    std::string family = f;
+    CHECK(text.find("# TYPE " + family + " ") != std::string::npos);
+    CHECK(text.find("# TYPE " + family + " ") == text.rfind("# TYPE " + family + " "));
+  }
+  CHECK(metrics::redis_nodes().size() == 3);
+  metrics::set_redis_nodes({});
+  CHECK(metrics::render().find("herald_redis_node_") == std::string::npos);
 }
 
 TEST_CASE("outbound queues keep the outbound-bytes gauge and observe publish-to-write",

@@ -131,3 +131,63 @@ TEST_CASE("url: log form hides the password", "[redis][url]") {
   CHECK(to_log_string(parse_ok("redis://u:pw@h")) == "redis://u:***@h:6379");
   CHECK(to_log_string(parse_ok("redis://[::1]:5")) == "redis://[::1]:5");
 }
+
+// -- redis+cluster:// ---------------------------------------------------------
+
+TEST_CASE("url: a Redis Cluster is a list of seeds sharing one login", "[redis][url][cluster]") {
+  using herald::net::redis::cluster_url;
+  using herald::net::redis::is_cluster_url;
+  using herald::net::redis::parse_cluster_url;
+  cluster_url c;
+  std::string error;
+  REQUIRE(parse_cluster_url("redis+cluster://h1:7000,10.0.0.2:7001,[::1]:7002,h4", c, error));
+  REQUIRE(c.seeds.size() == 4);
+  CHECK(c.seeds[0].host == "h1");
+  CHECK(c.seeds[0].port == 7000);
+  CHECK(c.seeds[1].host == "10.0.0.2");
+  CHECK(c.seeds[2].host == "::1");
+  CHECK(c.seeds[2].port == 7002);
+  CHECK(c.seeds[3].port == 6379);
+  CHECK(to_log_string(c) == "redis+cluster://h1:7000,10.0.0.2:7001,[::1]:7002,h4:6379");
+
+  REQUIRE(parse_cluster_url("REDIS+CLUSTER://u:p%40ss@a:1,b:2/0", c, error));
+  REQUIRE(c.seeds.size() == 2);
+  for (auto& s : c.seeds) {
+    CHECK(s.username == "u");
+    CHECK(s.password == "p@ss");
+    CHECK(s.db == 0);
+  }
+  CHECK(to_log_string(c) == "redis+cluster://u:***@a:1,b:2");
+  CHECK(parse_cluster_url("redis+cluster://one:1/", c, error));
+  CHECK(c.seeds.size() == 1);
+
+  CHECK(is_cluster_url("Redis+Cluster://x"));
+  CHECK_FALSE(is_cluster_url("redis://x"));
+  CHECK_FALSE(is_cluster_url("redis+cluster:/x"));
+}
+
+TEST_CASE("url: bad cluster URLs name the seed and the reason", "[redis][url][cluster][bad-input]") {
+  using herald::net::redis::cluster_url;
+  using herald::net::redis::parse_cluster_url;
+  auto bad = [](const std::string& text) {
+    cluster_url c;
+    c.seeds.resize(7);
+    std::string error;
+    INFO(text);
+    CHECK_FALSE(parse_cluster_url(text, c, error));
+    CHECK(c.seeds.size() == 7); // unchanged
+    CHECK(error.rfind("invalid Redis URL: ", 0) == 0);
+    return error;
+  };
+  CHECK(bad("redis://h:1").find("redis+cluster://") != std::string::npos);
+  CHECK(bad("redis+cluster://").find("no seed") != std::string::npos);
+  CHECK(bad("redis+cluster://a:1,,b:2").find("seed 2 is empty") != std::string::npos);
+  CHECK(bad("redis+cluster://a:1,").find("seed 2 is empty") != std::string::npos);
+  CHECK(bad("redis+cluster://a:1,b:99999").find("seed 2: the port") != std::string::npos);
+  CHECK(bad("redis+cluster://a:1,b c:2").find("non-ASCII") != std::string::npos);
+  CHECK(bad("redis+cluster://a:1/3").find("database 0 only") != std::string::npos);
+  CHECK(bad("redis+cluster://a:1?x=1").find("query") != std::string::npos);
+  auto e = bad("redis+cluster://:s3cret@a:1,:2");
+  CHECK(e.find("seed 2") != std::string::npos);
+  CHECK(e.find("s3cret") == std::string::npos);
+}

@@ -114,7 +114,7 @@ describe("1,000 SSE clients through HAProxy", { timeout: 80_000 }, () => {
 
     // Every instance watches the channel; the SSE subscriptions are registered
     // just after their response heads: give them a moment.
-    await waitUntil(async () => (await numsub(redis.port, `herald:pub:${LB}`)) === 3, {
+    await waitUntil(async () => (await numsub(redis.port, `herald:{${LB}}:pub`)) === 3, {
       timeoutMs: 5000,
       what: "3 instances watching stream:lb",
     });

@@ -69,14 +69,14 @@ describe("losing an instance: clients resume on another one", { timeout: 60_000 
     const lastId = sse.events.items.at(-1).id;
     assert.deepEqual(cursorPosition(lastId, LOSS), { epoch, offset: 5 });
     const since = { epoch, offset: wsPubs().at(-1).offset };
-    assert.equal(await numsub(redis.port, `herald:pub:${LOSS}`), 1, "only A watches the channel");
+    assert.equal(await numsub(redis.port, `herald:{${LOSS}}:pub`), 1, "only A watches the channel");
 
     // A dies; its clients are cut off.
     await killHerald(A);
     await sse.exited;
     await ws.closed;
     // Redis forgets A's subscription with its connection.
-    await waitUntil(async () => (await numsub(redis.port, `herald:pub:${LOSS}`)) === 0, {
+    await waitUntil(async () => (await numsub(redis.port, `herald:{${LOSS}}:pub`)) === 0, {
       timeoutMs: 2000,
       what: "A's SUBSCRIBE gone from Redis",
     });
@@ -106,7 +106,7 @@ describe("losing an instance: clients resume on another one", { timeout: 60_000 
     assert.deepEqual(shape(ws2Items()), missed, "WS on C: exactly the missed 10");
     assert.equal(sse2.events.items.length, 10, `SSE on C: only the missed publications: ${JSON.stringify(sse2.events.items)}`);
     assert.ok(sse2Items().every((x) => x.epoch === epoch));
-    assert.equal(await numsub(redis.port, `herald:pub:${LOSS}`), 1, "C watches the channel now");
+    assert.equal(await numsub(redis.port, `herald:{${LOSS}}:pub`), 1, "C watches the channel now");
 
     // Then live publications, again made on B.
     for (let i = 0; i < 3; i++) assert.deepEqual(await pub(B, ++seq), { [LOSS]: seq });

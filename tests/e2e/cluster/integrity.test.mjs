@@ -63,7 +63,7 @@ describe("history that went backwards", () => {
     await redis.kill("SIGKILL");
     redis = await startRedis({ port, rdbDir: dir });
     started.push(redis);
-    assert.deepEqual(await redisCli(port, "HGET", `herald:meta:${LEFT}`, "offset"), ["3"]);
+    assert.deepEqual(await redisCli(port, "HGET", `herald:{${LEFT}}:meta`, "offset"), ["3"]);
     await waitReady(h.url, 10_000);
 
     // A cursor past the restored head (nobody here delivered LEFT's 4..6 to
@@ -81,7 +81,7 @@ describe("history that went backwards", () => {
 
     // The live subscriber was delivered 4..6 of the old epoch: the channel
     // moves to a new epoch instead of issuing 4..6 again.
-    await waitUntil(async () => (await redisCli(port, "HGET", `herald:meta:${LIVE}`, "epoch"))[0] !== old.epoch, {
+    await waitUntil(async () => (await redisCli(port, "HGET", `herald:{${LIVE}}:meta`, "epoch"))[0] !== old.epoch, {
       timeoutMs: 10_000,
       what: "a new epoch for the live channel",
     });
@@ -118,7 +118,7 @@ describe("idempotent publishing in cluster mode", () => {
     const replies = await Promise.all([a, b, a, b].map((h) => publish(h.url, body, { headers })));
     for (const r of replies) assert.equal(r.status, 200, r.text);
     for (const r of replies) assert.deepEqual(r.json, replies[0].json, "every instance answers the first offsets");
-    const ttl = Number((await redisCli(redis.port, "TTL", `herald:idem:${channels[0]}:retry-42`))[0]);
+    const ttl = Number((await redisCli(redis.port, "TTL", `herald:{${channels[0]}}:idem:retry-42`))[0]);
     assert.ok(ttl > 0 && ttl <= 30, `the key expires with the window (ttl ${ttl})`);
     const next = await publishOk(b.url, { ...body, data: { n: 2 }, idempotency_key: "retry-43" });
     for (const c of channels) assert.equal(next[c], replies[0].json.offsets[c] + 1);

@@ -136,7 +136,7 @@ export function redisRaw(port, line, { timeoutMs = 1000 } = {}) {
  * @returns {Promise<{port:number, pid:number, url:string, log:()=>string,
  *   alive:()=>boolean, kill:(signal?:string)=>Promise<void>, stop:()=>Promise<void>}>}
  */
-export async function startRedis({ port, persist = null, rdbDir = null, timeoutMs = 5000 } = {}) {
+export async function startRedis({ port, persist = null, rdbDir = null, timeoutMs = 5000, extra = [], cwd = null } = {}) {
   port ??= await freePort();
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", ""];
   if (persist) args.push("--appendonly", "yes", "--appendfsync", "always", "--dir", persist);
@@ -146,8 +146,8 @@ export async function startRedis({ port, persist = null, rdbDir = null, timeoutM
     args.push("--dir", rdbDir);
     persist = rdbDir;
   }
-  args.push("--daemonize", "no");
-  const child = track(spawn(REDIS_SERVER, args, { stdio: ["ignore", "pipe", "pipe"], cwd: persist || os.tmpdir() }));
+  args.push("--daemonize", "no", ...extra);
+  const child = track(spawn(REDIS_SERVER, args, { stdio: ["ignore", "pipe", "pipe"], cwd: cwd || persist || os.tmpdir() }));
   let log = "";
   const onData = (c) => {
     log += c.toString("utf8");
@@ -179,8 +179,98 @@ export async function startRedis({ port, persist = null, rdbDir = null, timeoutM
     alive: () => alive(child),
     /** Signal by PID, wait for the exit. */
     kill: (signal = "SIGKILL") => killAndWait(child, signal),
+    /** Send a signal by PID and return at once (SIGSTOP / SIGCONT: freeze and thaw). */
+    signal: (signal) => alive(child) && child.kill(signal),
     stop: () => killAndWait(child, "SIGTERM"),
   };
+}
+
+/**
+ * Starts a Redis Cluster on loopback: `masters` masters with `replicas`
+ * replicas each (redis-server --cluster-enabled yes, short
+ * cluster-node-timeout, nodes.conf in a temporary directory), joined with
+ * `redis-cli --cluster create ... --cluster-replicas N --cluster-yes`, and
+ * waits until every node says cluster_state:ok. Each node's cluster bus
+ * gets a free port of its own (`--cluster-port`, Redis 7), so no P+10000
+ * port has to be free. Every process is stopped by PID (see `stop`).
+ * @returns {Promise<{nodes:Array, url:string, seeds:string[], stop:()=>Promise<void>}>}
+ */
+export async function startRedisCluster({ masters = 3, replicas = 1, nodeTimeoutMs = 1000, extraArgs = [] } = {}) {
+  const dir = tempDir("herald-redis-cluster-");
+  const nodes = [];
+  const stopAll = () => Promise.all(nodes.map((n) => n.kill("SIGKILL")));
+  try {
+    for (let i = 0; i < masters * (1 + replicas); i++) {
+      const port = await freePort();
+      const bus = await freePort();
+      const opts = {
+        port,
+        extra: ["--cluster-enabled", "yes", "--cluster-config-file", path.join(dir, `nodes-${port}.conf`),
+          "--cluster-node-timeout", String(nodeTimeoutMs), "--cluster-port", String(bus),
+          "--cluster-replica-validity-factor", "0", ...extraArgs],
+        cwd: dir,
+      };
+      const node = await startRedis(opts);
+      // Starts a stopped node again with its nodes.conf: it rejoins the cluster
+      // (a failed master comes back as a replica of the one promoted meanwhile).
+      node.restart = async () => {
+        const again = await startRedis(opts);
+        Object.assign(node, { pid: again.pid, alive: again.alive, kill: again.kill, signal: again.signal, stop: again.stop, log: again.log });
+      };
+      nodes.push(node);
+    }
+    await new Promise((resolve, reject) => {
+      execFile(REDIS_CLI, ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`),
+        "--cluster-replicas", String(replicas), "--cluster-yes"], { timeout: 30_000 }, (err, stdout, stderr) => {
+        if (err) reject(new Error(`redis-cli --cluster create: ${err.message}\n${stdout}\n${stderr}`));
+        else resolve();
+      });
+    });
+    for (const n of nodes) {
+      await waitUntil(async () => (await redisCli(n.port, "CLUSTER", "INFO")).includes("cluster_state:ok"), {
+        timeoutMs: 15_000,
+        what: `cluster_state:ok on ${n.port}`,
+      });
+    }
+    // Replication running (the first full sync done), so that WAIT can be answered.
+    for (const n of nodes) {
+      await waitUntil(
+        async () => {
+          const info = await redisCli(n.port, "INFO", "replication");
+          if (info.includes("role:master")) return info.includes(`connected_slaves:${replicas}`) && !info.some((l) => /^slave\d+:.*state=(?!online)/.test(l));
+          return info.includes("master_link_status:up") && info.includes("master_sync_in_progress:0");
+        },
+        { timeoutMs: 15_000, intervalMs: 50, what: `replication up on ${n.port}` },
+      );
+    }
+  } catch (err) {
+    await stopAll();
+    throw err;
+  }
+  const seeds = nodes.slice(0, 2).map((n) => `127.0.0.1:${n.port}`);
+  return {
+    nodes,
+    seeds,
+    url: `redis+cluster://${seeds.join(",")}`,
+    stop: stopAll,
+  };
+}
+
+/** The port of the master serving each slot (array of 16384), from CLUSTER NODES on `port`. */
+export async function slotOwners(port) {
+  const lines = await redisCli(port, "CLUSTER", "NODES");
+  const owner = new Array(16384).fill(0);
+  for (const line of lines) {
+    const f = line.split(" ");
+    if (!f[2].includes("master") || f[2].includes("fail")) continue;
+    const p = Number(f[1].split("@")[0].split(":").pop());
+    for (const r of f.slice(8)) {
+      if (r.startsWith("[")) continue; // a slot being migrated
+      const [a, b] = r.split("-").map(Number);
+      for (let s = a; s <= (b ?? a); s++) owner[s] = p;
+    }
+  }
+  return owner;
 }
 
 /** Runs redis-cli against `port`; resolves with trimmed stdout lines. */

@@ -75,8 +75,8 @@ describe("cluster mode edges", { timeout: 60_000 }, () => {
     // The documented call (docs/cluster.md): KEYS meta, history; ARGV pubsub,
     // channel, event, data, history size, ttl, epoch for a new channel.
     const script = path.join(REPO, "net", "redis", "publish.lua");
-    const out = await redisCli(redis.port, "--eval", script, `herald:meta:${ch}`, `herald:history:${ch}`, ",",
-      `herald:pub:${ch}`, ch, "withdrawn", JSON.stringify({ amount: "12.5000000", via: "redis-cli" }),
+    const out = await redisCli(redis.port, "--eval", script, `herald:{${ch}}:meta`, `herald:{${ch}}:history`, ",",
+      `herald:{${ch}}:pub`, ch, "withdrawn", JSON.stringify({ amount: "12.5000000", via: "redis-cli" }),
       "256", "300", "fromcli");
     // The channel already has an epoch (Herald synced it for the subscriber):
     // the script keeps it and gives offset 1.
@@ -84,8 +84,8 @@ describe("cluster mode edges", { timeout: 60_000 }, () => {
     assert.equal(out[1], "1"); // redis-cli prints bare values when not on a terminal
 
     // Garbage on the channel's pub/sub channel: dropped, nothing delivered.
-    await redisCli(redis.port, "PUBLISH", `herald:pub:${ch}`, "not json");
-    await redisCli(redis.port, "PUBLISH", `herald:pub:${ch}`,
+    await redisCli(redis.port, "PUBLISH", `herald:{${ch}}:pub`, "not json");
+    await redisCli(redis.port, "PUBLISH", `herald:{${ch}}:pub`,
       JSON.stringify({ channel: ch, epoch: "x", offset: 0, event: "herald.gap", data: {} }));
 
     const next = await publishOk(h.url, { channel: ch, event: "topped_up", data: { via: "http" } });

@@ -62,8 +62,8 @@ describe("three instances on one Redis", { timeout: 60_000 }, () => {
     }
     for (const { kind, client } of clients) client.from = kind === "sse" ? 0 : client.inbox.items.length;
     // Every instance watches both channels in Redis.
-    assert.equal(await numsub(redis.port, `herald:pub:${C1}`), 3);
-    assert.equal(await numsub(redis.port, `herald:pub:${USER}`), 3);
+    assert.equal(await numsub(redis.port, `herald:{${C1}}:pub`), 3);
+    assert.equal(await numsub(redis.port, `herald:{${USER}}:pub`), 3);
 
     const expected = { [C1]: [], [USER]: [] };
     for (let seq = 1; seq <= N; seq++) {
@@ -128,7 +128,7 @@ describe("three instances on one Redis", { timeout: 60_000 }, () => {
 
   test("an instance SUBSCRIBEs in Redis only to channels it has subscribers for", async () => {
     const OTHER = "stream:other";
-    const key = `herald:pub:${OTHER}`;
+    const key = `herald:{${OTHER}}:pub`;
     assert.equal(await numsub(redis.port, key), 0);
     const c = await wsConnect(hs[1].url);
     try {
@@ -157,6 +157,6 @@ describe("three instances on one Redis", { timeout: 60_000 }, () => {
     const took = Date.now() - t0;
     assert.ok(took <= 1200, `UNSUBSCRIBE took ${took} ms`);
     // The instances that still have subscribers keep their subscriptions.
-    assert.equal(await numsub(redis.port, `herald:pub:${C1}`), 3);
+    assert.equal(await numsub(redis.port, `herald:{${C1}}:pub`), 3);
   });
 });

@@ -1,0 +1,64 @@
+// script_reply: the arguments of the publish and sync scripts and the
+// reading of their replies, shared by the standalone client (client.hpp)
+// and the Redis Cluster client (cluster_client.hpp). Pure code.
+#pragma once
+
+#include "net/redis/backend.hpp"
+#include "net/redis/connection.hpp"
+#include "net/redis/reply.hpp"
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+namespace herald::net::redis {
+
+/// The settings every publish and sync script call carries.
+struct script_settings {
+  std::string prefix = "herald:";                ///< --redis-prefix
+  std::size_t history_size = 256;               ///< stream MAXLEN per channel
+  std::chrono::seconds history_ttl{300};        ///< key expiry after the last publication
+  std::chrono::seconds idempotency_window{300}; ///< idempotency keys' expiry
+};
+
+/// KEYS and ARGV of the publish script (net/redis/publish.lua) for one
+/// publication; `idempotency_key` empty: none. `new_epoch` is the epoch the
+/// channel starts when it has none. KEYS[0] names the channel's slot.
+void publish_call(const script_settings& s, const std::string& channel, const std::string& event,
+                  const std::string& data, const std::string& idempotency_key,
+                  const std::string& new_epoch, std::vector<std::string>& keys,
+                  std::vector<std::string>& args);
+
+/// KEYS and ARGV of the sync script (net/redis/sync.lua).
+void sync_call(const script_settings& s, const std::string& channel, std::uint64_t after,
+               const std::string& epoch, std::uint64_t delivered, const std::string& new_epoch,
+               std::vector<std::string>& keys, std::vector<std::string>& args);
+
+/// The write probe (docs/cluster.md, "Readiness"): EVAL of this text with
+/// two keys of one hash tag sets both for 1 s, like a publish's two writes.
+extern const std::string probe_script;
+
+/// The probe's reply as a result: ok, or the error (`refused` as below).
+backend::publish_result to_probe_result(const reply& r);
+
+/// The publish script's reply as a result: ok with {epoch, offset[, 1]};
+/// otherwise the error text, `refused` when Redis itself answered an error
+/// (not for reply::disconnected(), nor for wait_for_replicas()'s "not
+/// replicated", since the master did take that write).
+backend::publish_result to_publish_result(reply r);
+
+/// The sync script's reply {epoch, head, entries} as a result.
+backend::sync_result to_sync_result(reply r);
+
+/// --redis-wait-replicas: after a publish script's reply `r` on `conn`, runs
+/// Redis `WAIT <replicas> <timeout ms>` on the same connection (so it covers
+/// the script's writes) and calls `done` with `r` once at least `replicas`
+/// replicas confirmed; otherwise with an error reply "not replicated: K of N
+/// replicas confirmed the write within T ms (WAIT)" (the master stored it,
+/// so a publisher's retry should carry an idempotency key), or
+/// reply::disconnected(). `r` itself is passed on at once when it is not a
+/// success or `replicas` is 0. Executor of `conn` only; `done` runs there.
+void wait_for_replicas(connection& conn, std::size_t replicas, std::chrono::milliseconds timeout,
+                       reply r, reply_fn done);
+
+} // namespace herald::net::redis
