@@ -271,14 +271,7 @@ void http_session::reply_later(unsigned status, std::string body, bool keep_aliv
 
 void http_session::send_api_error(errc code, std::string_view message, bool keep_alive,
                                   unsigned version) {
-  metrics::http_error(code);
-  beast::error_code ec;
-  auto ep = stream_.socket().remote_endpoint(ec);
-  service_.request_refused(code, message,
-                           ec ? std::string{"?"}
-                              : ep.address().to_string() + ":" + std::to_string(ep.port()));
-  send(info(code).http_status, std::string{json_type}, encode_api_error(code, message), keep_alive,
-       version);
+  send_refusal(code, message, encode_api_error(code, message), keep_alive, version);
 }
 
 void http_session::handle_api(request& req, route where) {
@@ -425,14 +418,18 @@ void http_session::handle_sse(request& req) {
 
 void http_session::send_error(errc code, std::string_view message, bool keep_alive,
                               unsigned version) {
+  send_refusal(code, message, error_body(code, message), keep_alive, version);
+}
+
+void http_session::send_refusal(errc code, std::string_view message, std::string body,
+                                bool keep_alive, unsigned version) {
   metrics::http_error(code);
   beast::error_code ec;
   auto ep = stream_.socket().remote_endpoint(ec);
   service_.request_refused(code, message,
                            ec ? std::string{"?"}
                               : ep.address().to_string() + ":" + std::to_string(ep.port()));
-  send(info(code).http_status, std::string{json_type}, error_body(code, message), keep_alive,
-       version);
+  send(info(code).http_status, std::string{json_type}, std::move(body), keep_alive, version);
 }
 
 void http_session::send(unsigned status, std::string content_type, std::string body,

@@ -58,6 +58,11 @@ private:
   void reply_later(unsigned status, std::string body, bool keep_alive, unsigned version);
   void handle_sse(request& req);
   void send_error(errc code, std::string_view message, bool keep_alive, unsigned version);
+  /// Every refusal, whichever body shape (Herald's or Centrifugo's API):
+  /// counts it in metrics, logs it with the peer address, sends `body` (JSON)
+  /// with the status of `code` in the net/errors table.
+  void send_refusal(errc code, std::string_view message, std::string body, bool keep_alive,
+                    unsigned version);
   void send(unsigned status, std::string content_type, std::string body, bool keep_alive,
             unsigned version);
   void on_sent(bool close, beast::error_code ec);
