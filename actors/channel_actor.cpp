@@ -356,8 +356,9 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
       auto& st = self->state;
       ++st.ops_received;
       if (st.gateway && (!st.synced || st.syncing)) {
-        // Cluster mode: only a channel with local subscribers mirrors Redis.
-        q->done(false, {}, {});
+        // Cluster mode: only a channel with local subscribers mirrors Redis;
+        // the gateway reads the others' position from Redis itself.
+        self->send(st.gateway, history_atom_v, q);
         check_idle(self);
         return;
       }

@@ -28,6 +28,8 @@
 //   channel    -> gateway:   (watch_atom, std::string, caf::actor) | (unwatch_atom, std::string)
 //                            | (sync_atom, std::string, std::uint64_t after,
 //                               std::string epoch, std::uint64_t delivered, caf::actor)
+//   channel    -> gateway:   (history_atom, channel_query_ptr) a channel that does not
+//                            mirror Redis (no local subscriber): answered from Redis
 //   gateway    -> channel:   (watching_atom) | (remote_atom, publication_ptr)
 //                            | (synced_atom, sync_result)
 //   backend    -> gateway:   (remote_atom, std::string channel, std::string envelope,

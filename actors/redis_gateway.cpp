@@ -5,6 +5,8 @@
 #include "net/redis/envelope.hpp"
 
 #include <caf/send.hpp>
+#include <algorithm>
+#include <limits>
 #include <spdlog/spdlog.h>
 
 namespace herald::actors {
@@ -70,13 +72,36 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
             if (r.ok && r.duplicate)
               net::metrics::idempotent_replay();
             if (r.ok)
-              ticket->complete(i, r.offset);
+              ticket->complete(i, r.offset, r.epoch);
             else
               ticket->fail(503, error_body(errc::unavailable,
                                            "Redis did not store the publication (" + r.error
                                              + "); retry"));
           });
       }
+    },
+    [self](history_atom, const channel_query_ptr& q) {
+      // A channel with no local subscriber does not mirror Redis: read its
+      // position (starting an epoch when it has none, as a subscribe would)
+      // and, when asked, its latest publications straight from Redis.
+      // limit 0 reads no entry: the range starts after the highest offset.
+      const std::uint64_t after = q->limit == 0 ? std::numeric_limits<std::uint64_t>::max() : 0;
+      self->state.backend->sync(
+        q->channel, after, std::string{}, 0,
+        [q, now = self->clock().now()](net::redis::backend::sync_result r) {
+          if (!r.ok) {
+            q->done(false, {}, {});
+            return;
+          }
+          const auto n = std::min(q->limit, r.envelopes.size());
+          std::vector<publication_ptr> latest;
+          latest.reserve(n);
+          for (auto it = r.envelopes.end() - static_cast<std::ptrdiff_t>(n);
+               it != r.envelopes.end(); ++it)
+            if (auto p = to_publication(*it, now))
+              latest.push_back(std::move(p));
+          q->done(true, {std::move(r.epoch), r.head}, std::move(latest));
+        });
     },
     [self](watch_atom, const std::string& channel, const caf::actor& ch) {
       auto& st = self->state;

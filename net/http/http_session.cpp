@@ -315,8 +315,7 @@ void http_session::handle_api(request& req, route where) {
         if (!ok) {
           self->reply_later(info(errc::unavailable).http_status,
                             encode_api_error(errc::unavailable,
-                                             "this instance does not mirror the channel now "
-                                             "(cluster mode: docs/centrifugo.md)"),
+                                             "Redis did not answer the channel's position; retry"),
                             keep, version);
           return;
         }
@@ -373,7 +372,7 @@ void http_session::handle_channel(request& req, const std::string& channel) {
       if (!ok) {
         self->reply_later(info(errc::unavailable).http_status,
                           error_body(errc::unavailable,
-                                     "this instance does not mirror the channel now (cluster mode)"),
+                                     "Redis did not answer the channel's position; retry"),
                           keep, version);
         return;
       }

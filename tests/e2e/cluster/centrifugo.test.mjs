@@ -5,7 +5,11 @@
 // is SIGKILLed while publishing continues: the SDK reconnects through HAProxy
 // to another instance, its `subscribed` event says recovered (Redis holds the
 // history and the epoch for every instance), and every publication arrives
-// once, in order. See docs/centrifugo.md and docs/cluster.md.
+// once, in order. The getState flow behind HAProxy: /api/publish answers the
+// epoch, and every instance (with or without a subscriber of the channel)
+// answers the channel's position from Redis through /api/history and
+// GET /v1/channels/{name}, from which the SDK subscribes with no gap. See
+// docs/centrifugo.md and docs/cluster.md.
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
@@ -18,14 +22,25 @@ import { killHerald, sleep, startCluster, startHaproxy, startRedis, waitUntil } 
 
 const CHANNEL = "stream:cf-cluster";
 
-async function apiPublish(h, n) {
+async function apiPublish(h, n, channel = CHANNEL) {
   const res = await fetch(`${h.url}/api/publish`, {
     method: "POST",
     headers: { "content-type": "application/json" },
-    body: JSON.stringify({ channel: CHANNEL, data: { n }, tags: { event: "n" } }),
+    body: JSON.stringify({ channel, data: { n }, tags: { event: "n" } }),
   });
   const body = await res.json();
   if (res.status !== 200 || !body.result) throw new Error(`/api/publish: ${res.status} ${JSON.stringify(body)}`);
+  return body.result;
+}
+
+async function apiHistory(h, channel, limit) {
+  const res = await fetch(`${h.url}/api/history`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ channel, limit }),
+  });
+  const body = await res.json();
+  assert.equal(res.status, 200, `/api/history on ${h.url}: ${JSON.stringify(body)}`);
   return body.result;
 }
 
@@ -93,6 +108,73 @@ describe("centrifuge SDK through HAProxy, losing its instance", { timeout: 90_00
       await sleep(200);
       assert.deepEqual(pubs.map((p) => p.data.n), [...Array(20).keys()].map((i) => i + 1));
       assert.deepEqual(pubs.map((p) => p.offset), [...Array(20).keys()].map((i) => i + 1));
+    } finally {
+      c.disconnect();
+    }
+  });
+
+  test("getState behind HAProxy: positions come from Redis on every instance, the SDK subscribes from one with no gap", async () => {
+    const ch = "stream:cf-cluster-state";
+    // The instances still running (the test above killed one): two, each
+    // answering for itself, the SDK on either through HAProxy.
+    const live = [];
+    for (const h of hs) if (await getJson(h.url, "/healthz").then(() => true, () => false)) live.push(h);
+    assert.equal(live.length, 2);
+    // A channel no instance has a subscriber of: nothing mirrors it locally.
+    const fresh = await apiHistory(live[1], "stream:cf-cluster-none", 0);
+    assert.equal(fresh.offset, 0);
+    assert.ok(fresh.epoch, `a fresh channel gets an epoch: ${JSON.stringify(fresh)}`);
+    assert.equal((await apiHistory(live[1], "stream:cf-cluster-none", 0)).epoch, fresh.epoch,
+      "every instance reads the same epoch");
+
+    const acks = [];
+    for (let n = 1; n <= 3; n++) acks.push(await apiPublish(live[0], n, ch));
+    assert.deepEqual(acks.map((a) => a.offset), [1, 2, 3]);
+    assert.ok(acks[0].epoch, `/api/publish answers the epoch in cluster mode: ${JSON.stringify(acks[0])}`);
+    assert.ok(acks.every((a) => a.epoch === acks[0].epoch));
+    const epoch = acks[0].epoch;
+
+    for (const h of live) {
+      const pos = await apiHistory(h, ch, 0);
+      assert.deepEqual([pos.epoch, pos.offset, pos.publications ?? []], [epoch, 3, []]);
+      const chan = await getJson(h.url, `/v1/channels/${ch}`);
+      assert.equal(chan.status, 200, JSON.stringify(chan.json));
+      assert.deepEqual([chan.json.epoch, chan.json.offset], [epoch, 3]);
+    }
+    const latest = await apiHistory(live[1], ch, 2);
+    assert.deepEqual(latest.publications.map((p) => [p.offset, p.data.n]), [[2, 2], [3, 3]]);
+
+    // The app loaded its state at offset 3 (getState answers it after a
+    // first unrecoverable guess gets 112); two more arrive before it subscribes.
+    for (let n = 4; n <= 5; n++) await apiPublish(live[1], n, ch);
+    const c = new Centrifuge(`${lb.url.replace("http", "ws")}/connection/websocket`, {
+      websocket: WebSocket,
+      minReconnectDelay: 100,
+      maxReconnectDelay: 500,
+      timeout: 3000,
+    });
+    const calls = [];
+    const sub = c.newSubscription(ch, {
+      getState: async () => {
+        calls.push(1);
+        if (calls.length === 1) return { offset: 1, epoch: "nosuchepoch" };
+        return { offset: 3, epoch };
+      },
+    });
+    const pubs = [];
+    const subscribed = [];
+    sub.on("publication", (ctx) => pubs.push(ctx));
+    sub.on("subscribed", (ctx) => subscribed.push(ctx));
+    sub.subscribe();
+    c.connect();
+    try {
+      await waitUntil(() => subscribed.length === 1, { what: "subscribed", timeoutMs: 8000 });
+      assert.equal(calls.length, 2, "getState again after 112");
+      assert.equal(subscribed[0].recovered, true, JSON.stringify(subscribed[0]));
+      await apiPublish(live[1], 6, ch);
+      await waitUntil(() => pubs.length >= 3, { what: "3 publications", timeoutMs: 8000 });
+      await sleep(200);
+      assert.deepEqual(pubs.map((p) => [p.offset, p.data.n]), [[4, 4], [5, 5], [6, 6]]);
     } finally {
       c.disconnect();
     }
