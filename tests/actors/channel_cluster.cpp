@@ -18,6 +18,7 @@ struct gw_state {
   std::vector<std::string> watches, unwatches;
   std::vector<std::uint64_t> syncs; // the `after` of each sync
   std::vector<std::pair<std::string, std::uint64_t>> positions; // epoch, delivered of each
+  std::vector<channel_query_ptr> queries; // position queries handed on
 };
 
 caf::behavior fake_gateway(caf::stateful_actor<gw_state>* self) {
@@ -26,6 +27,7 @@ caf::behavior fake_gateway(caf::stateful_actor<gw_state>* self) {
       self->state.watches.push_back(ch);
     },
     [self](unwatch_atom, const std::string& ch) { self->state.unwatches.push_back(ch); },
+    [self](history_atom, const channel_query_ptr& q) { self->state.queries.push_back(q); },
     [self](sync_atom, const std::string&, std::uint64_t after, const std::string& epoch,
            std::uint64_t delivered, const caf::actor&) {
       self->state.syncs.push_back(after);
@@ -106,6 +108,40 @@ using offsets_t = std::vector<std::uint64_t>;
 } // namespace
 
 CAF_TEST_FIXTURE_SCOPE(channel_cluster_tests, fixture)
+
+CAF_TEST(a position query the channel cannot answer from a mirror goes to the gateway) {
+  auto answered = std::make_shared<std::vector<std::pair<net::stream_position, std::size_t>>>();
+  auto query = [&](std::size_t limit) {
+    auto q = std::make_shared<channel_query>();
+    q->channel = "stream:7";
+    q->limit = limit;
+    q->done = [answered](bool ok, net::stream_position pos, std::vector<publication_ptr> latest) {
+      if (ok)
+        answered->emplace_back(std::move(pos), latest.size());
+    };
+    self->send(ch, history_atom_v, q);
+    sched.run();
+  };
+  // No subscriber: nothing mirrored, Redis must answer.
+  query(0);
+  CAF_REQUIRE_EQUAL(gateway().queries.size(), 1u);
+  CAF_CHECK_EQUAL(gateway().queries[0]->limit, 0u);
+  CAF_CHECK(answered->empty());
+  // Subscribed but not synced yet: still the gateway.
+  subscribe();
+  query(2);
+  CAF_CHECK_EQUAL(gateway().queries.size(), 2u);
+  // Synced: the mirror answers, the gateway sees nothing more.
+  self->send(ch, watching_atom_v);
+  sched.run();
+  synced("r1", 3, {pub("r1", 1), pub("r1", 2), pub("r1", 3)});
+  query(2);
+  CAF_CHECK_EQUAL(gateway().queries.size(), 2u);
+  CAF_REQUIRE_EQUAL(answered->size(), 1u);
+  CAF_CHECK_EQUAL(answered->at(0).first.epoch, "r1");
+  CAF_CHECK_EQUAL(answered->at(0).first.offset, 3u);
+  CAF_CHECK_EQUAL(answered->at(0).second, 2u);
+}
 
 CAF_TEST(the first subscriber waits for the watch and the sync) {
   auto s = subscribe(net::stream_position{"r1", 1});
