@@ -44,8 +44,10 @@ std::string status_json();
 /// (`redis_nodes`, docs/metrics.md): one object per node of `nodes` (pass
 /// metrics::redis_nodes(), the figures /metrics reports), in that order,
 /// with `node` ("host:port"), `role` ("master" for a node serving slots in
-/// this instance's slot map, "other" for a node it only subscribes on: a
-/// replica, or a master left without slots), `connected`, `slots`,
+/// this instance's slot map, "other" for the row of the subscriber's node
+/// when the map does not name it so: a replica, a master left without
+/// slots, or a node reached by a seed's name rather than the address the
+/// cluster announces), `connected`, `slots`,
 /// `subscriptions` and `reconnects`. An empty array outside Redis Cluster mode.
 nlohmann::json redis_nodes_json(const std::vector<metrics::redis_node>& nodes);
 
