@@ -47,8 +47,8 @@ std::string status_json();
 /// this instance's slot map, "other" for the row of the subscriber's node
 /// when the map does not name it so: a replica, a master left without
 /// slots, or a node reached by a seed's name rather than the address the
-/// cluster announces), `connected`, `slots`,
-/// `subscriptions` and `reconnects`. An empty array outside Redis Cluster mode.
+/// cluster announces), `connected`, `slots`, `subscriptions` and
+/// `reconnects`. An empty array outside Redis Cluster mode.
 nlohmann::json redis_nodes_json(const std::vector<metrics::redis_node>& nodes);
 
 /// Body of GET /readyz: `{"status":"ready"}` when `ready`, else the error
