@@ -9,6 +9,7 @@
 #include "actors/session_bridge.hpp"
 #include "net/errors.hpp"
 #include "net/http/publish_request.hpp"
+#include "net/http/status.hpp"
 #include "net/metrics_redis.hpp"
 #include "net/sse/encoder.hpp"
 #include "net/sse/sse_session.hpp"
@@ -151,15 +152,8 @@ std::string herald_service::health() {
     j["redis"] = status_->ready ? "up" : "down";
     j["redis_reconnects"] = status_->reconnects.load();
     // A Redis Cluster: each node's state as this instance sees it.
-    if (auto nodes = net::metrics::redis_nodes(); !nodes.empty()) {
-      auto& list = j["redis_nodes"] = nlohmann::json::array();
-      for (const auto& n : nodes)
-        list.push_back({{"node", n.node},
-                        {"connected", n.connected},
-                        {"slots", n.slots},
-                        {"subscriptions", n.subscriptions},
-                        {"reconnects", n.reconnects}});
-    }
+    if (auto nodes = net::metrics::redis_nodes(); !nodes.empty())
+      j["redis_nodes"] = net::http::redis_nodes_json(nodes);
   }
   return j.dump();
 }

@@ -674,6 +674,9 @@ private:
     r_.publish_s = r_.pub.sent > 1 ? static_cast<double>(r_.pub.last_send_ns - r_.pub.first_send_ns) / 1e9 : 0;
     r_.achieved_rate = r_.publish_s > 0 ? static_cast<double>(r_.pub.sent - 1) / r_.publish_s
                                         : static_cast<double>(r_.pub.sent);
+    if (r_.pub.ok && r_.pub.last_ok_ns > r_.pub.first_send_ns)
+      r_.acked_rate = static_cast<double>(r_.pub.ok)
+                      / (static_cast<double>(r_.pub.last_ok_ns - r_.pub.first_send_ns) / 1e9);
     r_.expected = expected_for(r_.pub, nullptr);
     r_.loss = r_.expected > t.unique() ? r_.expected - t.unique() : 0;
     if (t.received && r_.pub.first_send_ns && t.last_recv_ns > r_.pub.first_send_ns)

@@ -264,6 +264,7 @@ struct publisher::impl : std::enable_shared_from_this<publisher::impl> {
       st.rtt.record(static_cast<std::uint64_t>(std::max<std::int64_t>(0, now - item.sent_ns)));
       if (res.result_int() == 200) {
         ++st.ok;
+        st.last_ok_ns = now;
         auto ids = cfg.plan.channels_of_publication(item.seq);
         for (int id : ids)
           ++st.ok_per_channel[static_cast<std::size_t>(id)];

@@ -52,6 +52,7 @@ struct publisher_stats {
   std::map<std::string, std::uint64_t> errors;
   std::int64_t first_send_ns = 0;
   std::int64_t last_send_ns = 0;
+  std::int64_t last_ok_ns = 0;  ///< when the last 200 answer was read
 
   /// True when every requested publication has an outcome.
   bool idle() const noexcept { return ok + failed + unknown >= requested; }

@@ -126,7 +126,8 @@ void print_table(std::ostream& out, const run_result& r) {
     if (r.find_max)
       s << "in steps from " << fmt("%.0f/s", r.rate);
     else
-      s << fmt("%.1f/s", r.achieved_rate) << " (asked " << fmt("%.1f/s", r.rate) << ")";
+      s << fmt("%.1f/s", r.achieved_rate) << " (asked " << fmt("%.1f/s", r.rate) << "; "
+        << fmt("%.1f/s", r.acked_rate) << " acknowledged)";
     s << ", " << r.payload_bytes << " B payload";
     row("publications", s.str());
     row("publish rtt", percentile_line(r.pub.rtt));
@@ -237,6 +238,7 @@ nlohmann::json to_json(const run_result& r) {
                   {"unknown", r.pub.unknown},
                   {"publish_s", r.publish_s},
                   {"achieved_rate", r.achieved_rate},
+                  {"acked_rate", r.acked_rate},
                   {"broadcast_server", r.pub.broadcast},
                   {"offset_anomalies", r.pub.offset_anomalies},
                   {"rtt_ms", percentiles_ms(r.pub.rtt)},

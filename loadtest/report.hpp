@@ -86,6 +86,10 @@ struct run_result {
   publisher_stats pub;
   double publish_s = 0;     ///< first write -> last write
   double achieved_rate = 0; ///< publications written per second
+  /// Publications acknowledged (200) per second, from the first request
+  /// written to the last 200 read: the publish throughput when --rate asks
+  /// for more than the server acknowledges.
+  double acked_rate = 0;
 
   // Deliveries.
   std::uint64_t expected = 0, received = 0, duplicates = 0, out_of_order = 0;

@@ -1,7 +1,8 @@
-// metrics_redis: per-node figures of a Redis Cluster for GET /metrics and
-// /healthz (docs/metrics.md). Kept apart from net/metrics.hpp so that only
-// the Redis Cluster client and the renderer include it; rendered by
-// metrics::render() (net/metrics.cpp) inside the cluster-mode block.
+// metrics_redis: per-node figures of a Redis Cluster for GET /metrics,
+// /healthz and /readyz (docs/metrics.md). Kept apart from net/metrics.hpp so
+// that only the Redis Cluster client, the renderer and net/http/status
+// include it; rendered by metrics::render() (net/metrics.cpp) inside the
+// cluster-mode block, and by net/http/status as JSON.
 #pragma once
 
 #include <cstdint>

@@ -204,11 +204,13 @@ void http_session::handle(request req) {
   } else if (where == route::readyz) {
     if (!only(bhttp::verb::get))
       return;
+    // In Redis Cluster mode both answers list the nodes, as /healthz does.
     std::string reason;
+    auto nodes = metrics::redis_nodes();
     if (service_.ready(reason))
-      send(200, std::string{json_type}, R"({"status":"ready"})", keep, version);
+      send(200, std::string{json_type}, readyz_body(true, {}, nodes), keep, version);
     else
-      send_error(errc::unavailable, reason, keep, version);
+      send_refusal(errc::unavailable, reason, readyz_body(false, reason, nodes), keep, version);
   } else if (where == route::demo) {
     if (only(bhttp::verb::get))
       send(200, "text/html; charset=utf-8", pages_.demo_html, keep, version);

@@ -1,5 +1,6 @@
 #include "net/http/status.hpp"
 
+#include "net/errors.hpp"
 #include "net/metrics.hpp"
 
 #include <nlohmann/json.hpp>
@@ -49,6 +50,28 @@ std::string status_json() {
     {"publish_to_write_seconds", {{"le", le}, {"counts", counts}}},
   };
   return j.dump();
+}
+
+nlohmann::json redis_nodes_json(const std::vector<metrics::redis_node>& nodes) {
+  auto list = nlohmann::json::array();
+  for (const auto& n : nodes)
+    list.push_back({{"node", n.node},
+                    {"role", n.slots > 0 ? "master" : "other"},
+                    {"connected", n.connected},
+                    {"slots", n.slots},
+                    {"subscriptions", n.subscriptions},
+                    {"reconnects", n.reconnects}});
+  return list;
+}
+
+std::string readyz_body(bool ready, std::string_view reason,
+                        const std::vector<metrics::redis_node>& nodes) {
+  auto j = ready ? nlohmann::json{{"status", "ready"}}
+                 : nlohmann::json::parse(error_body(errc::unavailable, reason));
+  if (!nodes.empty())
+    j["redis_nodes"] = redis_nodes_json(nodes);
+  // A reason quotes Redis's error text, which need not be valid UTF-8.
+  return j.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
 }
 
 } // namespace herald::net::http

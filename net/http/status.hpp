@@ -2,12 +2,18 @@
 // net/metrics.hpp (docs/metrics.md): GET /metrics (Prometheus text format
 // 0.0.4, written by metrics::render()), GET /v1/status (this instance's
 // figures as JSON, read by the status page at GET /) and GET /v1/info (the
-// route index, also GET / for clients that ask for JSON). Pure functions:
-// any thread.
+// route index, also GET / for clients that ask for JSON), and the bodies of
+// GET /readyz and the Redis Cluster node list GET /healthz shares with it.
+// Pure functions: any thread.
 #pragma once
+
+#include "net/metrics_redis.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace herald::net::http {
 
@@ -33,5 +39,23 @@ bool wants_json(std::string_view accept) noexcept;
 /// +Inf, and `counts`, cumulative). Counters are totals since start;
 /// rates are for the reader to compute from two samples.
 std::string status_json();
+
+/// The Redis Cluster nodes as GET /healthz and GET /readyz list them
+/// (`redis_nodes`, docs/metrics.md): one object per node of `nodes` (pass
+/// metrics::redis_nodes(), the figures /metrics reports), in that order,
+/// with `node` ("host:port"), `role` ("master" for a node serving slots in
+/// this instance's slot map, "other" for the row of the subscriber's node
+/// when the map does not name it so: a replica, a master left without
+/// slots, or a node reached by a seed's name rather than the address the
+/// cluster announces), `connected`, `slots`, `subscriptions` and
+/// `reconnects`. An empty array outside Redis Cluster mode.
+nlohmann::json redis_nodes_json(const std::vector<metrics::redis_node>& nodes);
+
+/// Body of GET /readyz: `{"status":"ready"}` when `ready`, else the error
+/// body of errc::unavailable (`{"error":{"code":"unavailable","message":
+/// <reason>}}`, docs/cluster.md); in Redis Cluster mode (`nodes` not empty)
+/// both carry `redis_nodes` as redis_nodes_json() writes it.
+std::string readyz_body(bool ready, std::string_view reason,
+                        const std::vector<metrics::redis_node>& nodes);
 
 } // namespace herald::net::http

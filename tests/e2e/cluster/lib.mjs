@@ -14,7 +14,7 @@ import os from "node:os";
 import path from "node:path";
 import { fileURLToPath } from "node:url";
 
-import { encodeAccountId } from "../../../demo/strkey.mjs";
+import { crc16Xmodem, encodeAccountId } from "../../../demo/strkey.mjs";
 import {
   channelHash,
   channelOfEvent,
@@ -271,6 +271,20 @@ export async function slotOwners(port) {
     }
   }
   return owner;
+}
+
+/**
+ * The hash slot of a Herald channel's keys: CRC16 (XMODEM, the Stellar
+ * StrKey checksum too) of its hash tag, the channel name, modulo 16384
+ * (Redis Cluster specification; net/redis/slot.hpp).
+ */
+export function channelSlot(channel) {
+  return crc16Xmodem(Buffer.from(channel, "utf8")) % 16384;
+}
+
+/** The node id of the Redis Cluster node on `port` (CLUSTER MYID). */
+export async function nodeId(port) {
+  return (await redisCli(port, "CLUSTER", "MYID"))[0];
 }
 
 /** Runs redis-cli against `port`; resolves with trimmed stdout lines. */
