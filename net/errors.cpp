@@ -43,8 +43,9 @@ constexpr std::array<errc_info, errc_count> table{{
   {"rate_limited", 429, 1008, "too many commands per second on this connection"},
   {"too_many_connections", 429, 1008, "too many connections from this address"},
   {"too_many_subscribes", 429, 1008, "too many subscribe attempts on this connection"},
+  {"upgrade_required", 426, 1002, "WebSocket version 13 is required"},
 }};
-static_assert(errc_count == static_cast<std::size_t>(errc::too_many_subscribes) + 1,
+static_assert(errc_count == static_cast<std::size_t>(errc::upgrade_required) + 1,
               "errc_count must follow the last errc value");
 
 class category_impl : public std::error_category {

@@ -45,10 +45,11 @@ enum class errc : std::uint8_t {
   rate_limited,         ///< WS commands over --ws-commands-per-second (+ burst)
   too_many_connections, ///< over --max-connections-per-ip from one address (429)
   too_many_subscribes,  ///< WS subscribe attempts over --max-subscribe-attempts
+  upgrade_required,     ///< WebSocket upgrade with a version other than 13 (426)
 };
 
 /// Number of `errc` values (one past the last); the table has this many rows.
-inline constexpr std::size_t errc_count = 28;
+inline constexpr std::size_t errc_count = 29;
 
 /// One row of the error table.
 struct errc_info {

@@ -52,12 +52,32 @@ parsed refuse(std::uint32_t id, std::string message) {
   return p;
 }
 
+// The `id` of a command refused for a duplicate key elsewhere in it, so the
+// refusal is a reply (107) rather than the end of the connection; 0 when the
+// id itself is repeated, missing or not an id. Keeps only top-level values
+// (a deep document is walked, not built).
+std::uint32_t id_despite_duplicates(std::string_view line) {
+  int ids = 0;
+  auto top_only = [&ids](int depth, json::parse_event_t event, json& value) {
+    if (event == json::parse_event_t::key && depth == 1 && value == "id")
+      ++ids;
+    return depth <= 1;
+  };
+  auto doc = json::parse(line.begin(), line.end(), top_only, false);
+  std::uint64_t v = 0;
+  if (ids != 1 || !doc.is_object() || !read_uint(doc["id"], 0xffffffffULL, v))
+    return 0;
+  return static_cast<std::uint32_t>(v);
+}
+
 parsed parse_line(std::string_view line) {
   json doc;
   std::string why;
-  if (!parse_client_json(line, doc, max_json_depth, &why) || !doc.is_object())
-    return refuse(0, why.rfind("duplicate key", 0) == 0 ? "the command has a " + why
-                                                        : "a command must be one JSON object");
+  if (!parse_client_json(line, doc, max_json_depth, &why) || !doc.is_object()) {
+    if (why.rfind("duplicate key", 0) == 0)
+      return refuse(id_despite_duplicates(line), "the command has a " + why);
+    return refuse(0, "a command must be one JSON object");
+  }
   std::uint32_t id = 0;
   if (auto it = doc.find("id"); it != doc.end()) {
     std::uint64_t v = 0;

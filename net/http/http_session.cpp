@@ -12,6 +12,7 @@
 #include "net/service.hpp"
 #include "net/sse/cursor.hpp"
 #include "net/sse/sse_session.hpp"
+#include "net/ws/upgrade.hpp"
 #include "net/ws/ws_session.hpp"
 
 
@@ -56,6 +57,7 @@ void http_session::run() {
 
 void http_session::do_read() {
   parser_.emplace();
+  api_request_ = false;
   parser_->header_limit(static_cast<std::uint32_t>(opts_.max_header_bytes));
   parser_->body_limit(opts_.max_publish_bytes);
   stream_.expires_after(opts_.request_timeout);
@@ -140,6 +142,7 @@ void http_session::on_read(beast::error_code ec, std::size_t) {
 
 void http_session::handle(request req) {
   cors_.clear();
+  api_request_ = is_api_target(req.target());
   route where = route::unknown;
   std::string detail;
   std::string channel;
@@ -186,6 +189,13 @@ void http_session::handle(request req) {
       return;
     if (!websocket::is_upgrade(req)) {
       send_error(errc::invalid_request, "this route needs a WebSocket upgrade", keep, version);
+      return;
+    }
+    // What Beast would refuse in plain text, refused here in JSON.
+    if (auto e = ws::check_upgrade(header(req, bhttp::field::sec_websocket_version),
+                                   header(req, bhttp::field::sec_websocket_key), detail);
+        e != errc::none) {
+      send_error(e, detail, false, version);
       return;
     }
     auto gate = auth::check_ws_upgrade(policy_of(opts_), header(req, bhttp::field::origin),
@@ -419,6 +429,13 @@ void http_session::handle_sse(request& req) {
 
 void http_session::send_error(errc code, std::string_view message, bool keep_alive,
                               unsigned version) {
+  // Every refusal of a server API request (a body too large, a bad method,
+  // an unknown /api/ path...) in Centrifugo's shape, numeric code included:
+  // its backends read error.code as a number.
+  if (api_request_ || (parser_ && is_api_target(parser_->get().target()))) {
+    send_api_error(code, message, keep_alive, version);
+    return;
+  }
   send_refusal(code, message, error_body(code, message), keep_alive, version);
 }
 
@@ -444,6 +461,10 @@ void http_session::send(unsigned status, std::string content_type, std::string b
     response_->set(bhttp::field::allow, allow_);
   if (status == 401)
     response_->set(bhttp::field::www_authenticate, "Bearer");
+  if (status == 426) { // RFC 6455 section 4.4, RFC 9110 section 15.5.22
+    response_->set(bhttp::field::sec_websocket_version, "13");
+    response_->set(bhttp::field::upgrade, "websocket");
+  }
   if (!cors_.empty()) {
     response_->set(bhttp::field::access_control_allow_origin, cors_);
     response_->set(bhttp::field::vary, "Origin");

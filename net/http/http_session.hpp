@@ -79,6 +79,7 @@ private:
   std::shared_ptr<void> slot_;        ///< per-address connection count
   asio::steady_timer header_timer_;   ///< --header-timeout (slow headers)
   bool header_timed_out_ = false;
+  bool api_request_ = false; ///< the current request's target is the server API (/api...)
 };
 
 } // namespace herald::net::http

@@ -8,7 +8,8 @@
 namespace herald::net::http {
 
 std::error_code parse_publish_request(std::string_view body, std::size_t max_channels,
-                                      publish_request& out, std::string& detail) {
+                                      publish_request& out, std::string& detail,
+                                      channel_repeats repeats) {
   using nlohmann::json;
   json doc;
   // The body object itself is one level: `data` may nest max_json_depth deep.
@@ -44,7 +45,8 @@ std::error_code parse_publish_request(std::string_view body, std::size_t max_cha
         return errc::invalid_request;
       }
       auto name = item.get<std::string>();
-      if (std::find(names.begin(), names.end(), name) == names.end())
+      if (repeats == channel_repeats::publish_each
+          || std::find(names.begin(), names.end(), name) == names.end())
         names.push_back(std::move(name));
       if (names.size() > max_channels) {
         detail = "at most " + std::to_string(max_channels) + " channels per publish";

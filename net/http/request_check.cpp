@@ -43,6 +43,13 @@ errc check_head(const bhttp::fields& fields, std::size_t max_fields, std::string
   return errc::none;
 }
 
+bool is_api_target(std::string_view target) noexcept {
+  constexpr std::string_view api = "/api";
+  if (target.substr(0, api.size()) != api)
+    return false;
+  return target.size() == api.size() || target[api.size()] == '/' || target[api.size()] == '?';
+}
+
 errc classify(std::string_view target, route& out, std::string& detail, std::string* channel) {
   auto parsed = boost::urls::parse_origin_form(boost::core::string_view{target.data(), target.size()});
   if (!parsed) {

@@ -43,6 +43,12 @@ std::size_t header_count(const bhttp::fields& fields) noexcept;
 ///          Content-Length values.)
 errc check_head(const bhttp::fields& fields, std::size_t max_fields, std::string& detail);
 
+/// Whether a request target (as sent, query included) is under the
+/// Centrifugo server API: the path `/api` or `/api/...`. Refusals of such
+/// requests use the API's error shape (docs/centrifugo.md). No decoding: a
+/// target that is not origin-form is not the API.
+bool is_api_target(std::string_view target) noexcept;
+
 /// Parses the request target (RFC 9112 section 3.2.1 origin-form, via
 /// Boost.URL) and maps its path to a route.
 /// @param channel receives the (percent-decoded) name of GET /v1/channels/{name}.

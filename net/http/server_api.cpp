@@ -65,13 +65,13 @@ std::error_code parse_api_publish(std::string_view body, bool broadcast, std::si
       detail = "\"tags\" must be an object of strings";
       return errc::invalid_request;
     }
-    if (auto ev = tags->find("event"); ev != tags->end()) {
-      if (!ev->is_string()) {
-        detail = "\"tags.event\" must be a string";
+    for (const auto& [name, value] : tags->items())
+      if (!value.is_string()) {
+        detail = "\"tags." + name + "\" must be a string (\"tags\" is an object of strings)";
         return errc::invalid_request;
       }
+    if (auto ev = tags->find("event"); ev != tags->end())
       event = ev->get<std::string>();
-    }
   }
   // The same checks as POST /v1/publish, on the same shape.
   json herald{{"event", std::move(event)}, {"data", std::move(*data)}};
@@ -83,7 +83,9 @@ std::error_code parse_api_publish(std::string_view body, bool broadcast, std::si
     detail = std::string{"\""} + names + "\" is required";
     return errc::invalid_request;
   }
-  return parse_publish_request(dump_compact(herald), max_channels, out, detail);
+  // Centrifugo publishes once per entry of "channels" and answers each in order.
+  return parse_publish_request(dump_compact(herald), max_channels, out, detail,
+                               channel_repeats::publish_each);
 }
 
 std::error_code parse_api_history(std::string_view body, history_request& out,

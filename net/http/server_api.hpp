@@ -33,7 +33,9 @@ inline constexpr std::size_t max_history_limit = 1000;
 /// is `tags.event` (default: default_api_event); other tags and Centrifugo
 /// fields Herald has no use for (`skip_history`, `b64data`, `delta`, ...) are
 /// refused when they would change the meaning (`b64data`, `skip_history`
-/// true) and ignored otherwise. Never throws.
+/// true) and ignored otherwise; every tag must be a string. A channel listed
+/// twice in `channels` is published twice, one response each, in order (as
+/// Centrifugo does). Never throws.
 /// @returns `{}` or errc::invalid_json (HTTP 400, body not JSON), or
 ///          invalid_request, invalid_channel, invalid_event, too_many_channels
 ///          with `detail`.

@@ -5,12 +5,15 @@
 #include "net/metrics.hpp"
 #include "net/service.hpp"
 #include "net/ws/protocol.hpp"
+#include "net/ws/upgrade.hpp"
 
 #include <array>
 
 namespace herald::net::ws {
 
 namespace {
+
+constexpr std::string_view centrifuge_protobuf = "centrifuge-protobuf";
 
 // The opening handshake with Beast; the stream is dropped once it is done.
 struct handshake : std::enable_shared_from_this<handshake> {
@@ -24,12 +27,28 @@ struct handshake : std::enable_shared_from_this<handshake> {
     t.idle_timeout = websocket::stream_base::none();
     t.keep_alive_pings = false;
     ws.set_option(t);
-    ws.set_option(websocket::stream_base::decorator([](websocket::response_type& res) {
+    // Centrifugo's Protobuf SDK asks for this subprotocol and, refused one,
+    // reconnects forever with no reason given. Accepted here only to close at
+    // once with Centrifugo's "bad request" (3501), which ends its retries with
+    // a reason (docs/centrifugo.md "Not supported").
+    const bool protobuf =
+      kind == dialect::centrifugo
+      && offers_subprotocol(req[bhttp::field::sec_websocket_protocol], centrifuge_protobuf);
+    ws.set_option(websocket::stream_base::decorator([protobuf](websocket::response_type& res) {
       res.set(bhttp::field::server, "herald");
+      if (protobuf)
+        res.set(bhttp::field::sec_websocket_protocol, centrifuge_protobuf);
     }));
-    ws.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
+    ws.async_accept(req, [self = shared_from_this(), protobuf](beast::error_code ec) {
       if (ec)
         return; // Beast answered the bad handshake; nothing was opened
+      if (protobuf) {
+        self->ws.async_close(
+          websocket::close_reason{static_cast<websocket::close_code>(3501),
+                                  "bad request: Protobuf is not supported, use JSON"},
+          [self](beast::error_code) {});
+        return;
+      }
       auto session = std::make_shared<ws_session>(self->ws.next_layer().release_socket(),
                                                   self->opts, self->kind);
       session->set_principal(std::move(self->who));

@@ -11,6 +11,7 @@ import net from "node:net";
 import { after, before, describe, test } from "node:test";
 
 import { Centrifuge } from "centrifuge";
+import { Centrifuge as CentrifugeProtobuf } from "centrifuge/build/protobuf";
 import WebSocket from "ws";
 
 import {
@@ -217,6 +218,62 @@ describe("centrifuge SDK: connect, subscribe, publications, tokens", () => {
     }
   });
 
+  test("a malformed command with a readable id is answered 107 and the connection stays open", async () => {
+    const ws = new WebSocket(`ws://127.0.0.1:${h.port}/connection/websocket`);
+    const replies = [];
+    let closed = null;
+    ws.on("message", (m) => {
+      for (const line of m.toString().split("\n")) if (line.trim()) replies.push(JSON.parse(line));
+    });
+    ws.on("close", (code) => (closed = code));
+    await new Promise((res, rej) => {
+      ws.once("open", res);
+      ws.once("error", rej);
+    });
+    try {
+      ws.send(JSON.stringify({ id: 1, connect: { token: auth.token({ sub: ALICE }) } }));
+      await waitFor(() => replies.some((r) => r.id === 1), "connect reply");
+      // Duplicate keys (refused, never "last one wins"), in the method's body and as the method.
+      ws.send('{"id":2,"subscribe":{"channel":"stream:cf-dup1","channel":"stream:cf-dup2"}}');
+      ws.send('{"id":3,"ping":{},"ping":{}}');
+      ws.send(JSON.stringify({ id: 4, subscribe: { channel: "stream:cf-dup-ok" } }));
+      await waitFor(() => replies.some((r) => r.id === 4), "subscribe reply");
+      for (const id of [2, 3]) {
+        const r = replies.find((x) => x.id === id);
+        assert.equal(r?.error?.code, 107, JSON.stringify(replies));
+        assert.match(r.error.message, /duplicate key/);
+      }
+      assert.ok(replies.find((x) => x.id === 4).subscribe, JSON.stringify(replies));
+      assert.equal(closed, null);
+    } finally {
+      ws.close();
+    }
+  });
+
+  test("the Protobuf SDK is told Protobuf is not supported (3501) and stops, no endless retry", async () => {
+    const c = new CentrifugeProtobuf(`ws://127.0.0.1:${h.port}/connection/websocket`, {
+      websocket: WebSocket,
+      minReconnectDelay: 50,
+      maxReconnectDelay: 300,
+      timeout: 3000,
+      token: auth.token({ sub: ALICE }),
+    });
+    const events = [];
+    for (const name of ["connecting", "disconnected"]) c.on(name, (ctx) => events.push({ name, ctx }));
+    c.connect();
+    try {
+      await waitFor(() => c.state === "disconnected", "disconnected");
+      const d = events.filter((e) => e.name === "disconnected").at(-1);
+      assert.equal(d.ctx.code, 3501, JSON.stringify(d.ctx));
+      assert.match(d.ctx.reason, /Protobuf/);
+      await sleep(500);
+      assert.equal(c.state, "disconnected");
+      assert.equal(events.filter((e) => e.name === "connecting").length, 1, "no reconnect attempts");
+    } finally {
+      c.disconnect();
+    }
+  });
+
   test("an expiring token is refreshed through getToken; the connection outlives it", async () => {
     let calls = 0;
     const c = client(h.port, {
@@ -339,6 +396,39 @@ describe("Centrifugo server API", () => {
     assert.equal(noKeyPos.status, 401);
     const badName = await getJson(h.url, "/v1/channels/room:1", { headers: auth.auth });
     assert.equal(badName.status, 400);
+    const tag = await apiRaw(h, "publish", { channel: "stream:x", data: {}, tags: { event: "e", n: 1 } }, auth.apiKey);
+    assert.equal(tag.status, 400);
+    assert.equal(tag.json.error.code, 107);
+    assert.match(tag.json.error.message, /tags\.n/);
+  });
+
+  test("every refusal under /api is Centrifugo's shape with a numeric code, also before routing", async () => {
+    const cases = [
+      // A body over --max-publish-bytes (413), an unknown path (404), a method
+      // the route does not take (405), a head over --max-header-bytes (431).
+      [await apiRaw(h, "publish", JSON.stringify({ channel: "stream:x", data: "x".repeat(70_000) }), auth.apiKey), 413],
+      [await apiRaw(h, "foo", {}, auth.apiKey), 404],
+      [await getJson(h.url, "/api/publish"), 405],
+      [await getJson(h.url, "/api/info", { headers: { "x-big": "y".repeat(10_000) } }), 431],
+    ];
+    for (const [r, status] of cases) {
+      const what = `${status}: ${r.text ?? JSON.stringify(r.json)}`;
+      assert.equal(r.status, status, what);
+      assert.equal(typeof r.json.error.code, "number", what);
+      assert.ok(r.json.error.message, what);
+    }
+    // Herald's own routes keep Herald's body.
+    const own = await getJson(h.url, "/v1/nothing");
+    assert.equal(own.json.error.code, "not_found");
+  });
+
+  test("broadcast: a channel listed twice is published twice, one response per entry in order", async () => {
+    const b = await api(h, "broadcast", { channels: ["stream:bx", "stream:by", "stream:bx"], data: { n: 1 } }, auth.apiKey);
+    assert.deepEqual(b.responses.map((r) => r.result.offset).sort(), [1, 1, 2]);
+    assert.equal(b.responses[1].result.offset, 1, "stream:by");
+    assert.deepEqual(new Set([b.responses[0].result.offset, b.responses[2].result.offset]), new Set([1, 2]));
+    const hist = await api(h, "history", { channel: "stream:bx", limit: 10 }, auth.apiKey);
+    assert.equal(hist.offset, 2);
   });
 });
 

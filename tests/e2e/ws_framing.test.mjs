@@ -3,9 +3,12 @@
 // raw clients send frames byte by byte, split, fragmented, with control frames
 // in between, and break each rule; the `ws` package checks what Herald writes
 // (a publication frame shared by many subscribers, large payloads, many frames
-// in one gathered write). A bystander must keep receiving through all of it.
+// in one gathered write). Malformed upgrades get JSON errors (net/ws/upgrade).
+// A bystander must keep receiving through all of it.
 
 import assert from "node:assert/strict";
+import crypto from "node:crypto";
+import http from "node:http";
 import { after, before, describe, test } from "node:test";
 
 import { awaitBackgroundStops, publishOk, startHerald, stopInBackground } from "./lib/herald.mjs";
@@ -36,6 +39,45 @@ describe("WebSocket framing", () => {
     for (const r of raws) r.destroy();
     await bystander?.close();
     stopInBackground(h);
+  });
+
+  test("a malformed upgrade gets a JSON error, never Beast's plain text (426 names version 13)", { timeout: TEST_TIMEOUT }, async () => {
+    const key = crypto.randomBytes(16).toString("base64");
+    const upgrade = (path, headers) =>
+      new Promise((resolve, reject) => {
+        const req = http.get({
+          host: "127.0.0.1",
+          port: h.port,
+          path,
+          headers: { Connection: "Upgrade", Upgrade: "websocket", ...headers },
+        });
+        req.on("upgrade", (res, socket) => {
+          socket.destroy();
+          reject(new Error(`upgraded: ${res.statusCode}`));
+        });
+        req.on("response", (res) => {
+          let body = "";
+          res.on("data", (c) => (body += c));
+          res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, body }));
+        });
+        req.on("error", reject);
+      });
+    for (const path of ["/v1/ws", "/connection/websocket"]) {
+      for (const [headers, status, code] of [
+        [{ "Sec-WebSocket-Version": "8", "Sec-WebSocket-Key": key }, 426, "upgrade_required"],
+        [{ "Sec-WebSocket-Key": key }, 426, "upgrade_required"],
+        [{ "Sec-WebSocket-Version": "13" }, 400, "invalid_request"],
+        [{ "Sec-WebSocket-Version": "13", "Sec-WebSocket-Key": "short" }, 400, "invalid_request"],
+      ]) {
+        const r = await upgrade(path, headers);
+        const what = `${path} ${JSON.stringify(headers)}: ${r.status} ${r.body}`;
+        assert.equal(r.status, status, what);
+        assert.match(r.headers["content-type"], /application\/json/, what);
+        assert.equal(JSON.parse(r.body).error.code, code, what);
+        if (status === 426) assert.equal(r.headers["sec-websocket-version"], "13", what);
+      }
+    }
+    await wsStillReceives(h.url, bystander, BYSTANDER); // other clients unaffected
   });
 
   test("a command sent one byte per write is parsed and answered", { timeout: TEST_TIMEOUT }, async () => {

@@ -53,6 +53,7 @@ const row all[] = {
     {errc::rate_limited, "rate_limited"},
     {errc::too_many_connections, "too_many_connections"},
     {errc::too_many_subscribes, "too_many_subscribes"},
+    {errc::upgrade_required, "upgrade_required"},
 };
 
 } // namespace

@@ -124,6 +124,18 @@ TEST_CASE("check_head refuses ambiguous framing (request smuggling)", "[limits][
   CHECK(http::check_head(plain, 100, detail) == errc::none);
 }
 
+TEST_CASE("is_api_target: /api and below, nothing that merely starts alike", "[http]") {
+  CHECK(http::is_api_target("/api"));
+  CHECK(http::is_api_target("/api/publish"));
+  CHECK(http::is_api_target("/api/foo?x=1"));
+  CHECK(http::is_api_target("/api?x"));
+  CHECK_FALSE(http::is_api_target("/apix"));
+  CHECK_FALSE(http::is_api_target("/v1/publish"));
+  CHECK_FALSE(http::is_api_target("/ap"));
+  CHECK_FALSE(http::is_api_target(""));
+  CHECK_FALSE(http::is_api_target("http://h/api/publish"));
+}
+
 TEST_CASE("classify maps paths to routes", "[http]") {
   http::route r{};
   std::string detail;

@@ -80,7 +80,10 @@ TEST_CASE("centrifugo: malformed commands are bad requests, with the id when rea
                  row{R"({"id":6,"connect":{"token":5}})", 6},
                  row{R"({"id":7,"connect":{},"subscribe":{}})", 7},
                  row{R"({"id":8,"connect":[]})", 8},
-                 row{R"({"id":1,"id":2,"ping":{}})", 0}}) {
+                 row{R"({"id":1,"id":2,"ping":{}})", 0},
+                 row{R"({"id":9,"subscribe":{"channel":"stream:1","channel":"stream:2"}})", 9},
+                 row{R"({"id":10,"ping":{},"ping":{}})", 10},
+                 row{R"({"subscribe":{"id":1,"id":2}})", 0}}) {
     INFO(r.text);
     auto lines = parse_commands(r.text);
     REQUIRE(lines.size() == 1u);
