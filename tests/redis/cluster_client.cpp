@@ -190,6 +190,28 @@ TEST_CASE("cluster_client: SPUBLISH and SSUBSCRIBE on each channel's master; a m
   INFO("down: " << (ev.down_reasons.empty() ? std::string("-") : ev.down_reasons.front()));
   CHECK(ev.downs == 0);
 
+  // Master 1's shard subscriber connection is killed: the client goes down,
+  // reconnects, subscribes both of master 1's channels again, is up again,
+  // and reports them as watching (each syncs from history).
+  auto ssub_id = [&](redis_server& n) {
+    auto list = n.command({"CLIENT", "LIST"}).str;
+    auto at = list.find(" name=herald-ssub ");
+    REQUIRE(at != std::string::npos);
+    auto line_start = list.rfind('\n', at);
+    line_start = line_start == std::string::npos ? 0 : line_start + 1;
+    return list.substr(line_start + 3, list.find(' ', line_start) - line_start - 3); // "id=<n> "
+  };
+  auto w_moved = ev.watching[moved], w_one = ev.watching[channels[1]];
+  REQUIRE(cl.node(1).command({"CLIENT", "KILL", "ID", ssub_id(cl.node(1))}).number == 1);
+  REQUIRE(f.run_until([&] { return ev.downs == 1; }, 3s));
+  REQUIRE(f.run_until([&] { return ev.up; }, 5s));
+  CHECK(ev.watching[moved] > w_moved);
+  CHECK(ev.watching[channels[1]] > w_one);
+  CHECK(shardnumsub(cl.node(1), pubsub) == 1);
+  REQUIRE(publish(f, *client, channels[1], 6) == 6);
+  REQUIRE(f.run_until([&] { return ev.offsets[channels[1]].size() == 6; }, 3s));
+  CHECK(ev.offsets[channels[1]] == std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6});
+
   // Master 0 has no channel left: its shard subscriber is closed at the
   // next map refresh; unwatch removes the subscription.
   REQUIRE(f.run_until(
