@@ -33,11 +33,16 @@ using herald::test::test_cluster;
 
 namespace {
 
+// stop() posts to the client's strand: run the io_context a little so it
+// runs and the connections close (they keep themselves alive until then).
 struct stop_client {
+  io_fixture& f;
   std::shared_ptr<cluster_client> c;
   ~stop_client() {
-    if (c)
+    if (c) {
       c->stop();
+      f.run_for(std::chrono::milliseconds(200));
+    }
   }
 };
 
@@ -125,7 +130,7 @@ TEST_CASE("cluster_client: SPUBLISH and SSUBSCRIBE on each channel's master; a m
   test_cluster cl(3);
   auto channels = one_per_master(cl);
   auto client = make_client(f, cl);
-  stop_client guard{client};
+  stop_client guard{f, client};
   events ev;
   ev.attach(*client);
   client->start();
