@@ -123,7 +123,7 @@ std::vector<std::string> one_per_master(test_cluster& c) {
 
 } // namespace
 
-TEST_CASE("cluster_client: SPUBLISH and SSUBSCRIBE on each channel's master; a migrated "
+TEST_CASE("cluster_client: SPUBLISH and SSUBSCRIBE on each channel's master, a migrated "
           "slot's channel follows to the new owner",
           "[redis][cluster_client][cluster]") {
   io_fixture f;
