@@ -55,7 +55,7 @@ test_cluster::test_cluster(int masters) {
     auto conf = "/tmp/herald-test-nodes-" + std::to_string(::getpid()) + "-" +
                 std::to_string(port) + ".conf";
     std::remove(conf.c_str());
-    conf_files_.push_back(conf);
+    conf_files_.paths.push_back(conf);
     nodes_.push_back(std::make_unique<redis_server>(
       std::vector<std::string>{"--cluster-enabled", "yes", "--cluster-config-file", conf,
                                "--cluster-node-timeout", "2000"},
@@ -90,9 +90,10 @@ test_cluster::test_cluster(int masters) {
   }
 }
 
-test_cluster::~test_cluster() {
-  nodes_.clear(); // stops them
-  for (auto& f : conf_files_)
+test_cluster::~test_cluster() = default;
+
+test_cluster::conf_files::~conf_files() {
+  for (auto& f : paths)
     std::remove(f.c_str());
 }
 

@@ -3,7 +3,7 @@
 // CLUSTER ADDSLOTSRANGE and the nodes joined with CLUSTER MEET; the
 // constructor waits until every node reports cluster_state:ok. Each node is
 // a redis_server (stopped by PID when the test ends); its nodes.conf lives
-// in /tmp and is removed by the destructor.
+// in /tmp and is removed when it ends (also when the constructor throws).
 // Not thread-safe: use it from the test's thread.
 #pragma once
 
@@ -38,9 +38,15 @@ public:
   void migrate(std::uint16_t slot, std::size_t from, std::size_t to);
 
 private:
+  // Removes the nodes.conf files, also when the constructor throws; declared
+  // first so the servers (destroyed before it) are stopped by then.
+  struct conf_files {
+    std::vector<std::string> paths;
+    ~conf_files();
+  };
+  conf_files conf_files_;
   std::vector<std::unique_ptr<redis_server>> nodes_;
   std::vector<std::string> ids_;
-  std::vector<std::string> conf_files_;
 };
 
 } // namespace herald::test
