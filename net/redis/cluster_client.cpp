@@ -21,7 +21,9 @@ std::shared_ptr<cluster_client> cluster_client::create(asio::io_context& ioc, op
 }
 
 cluster_client::cluster_client(asio::io_context& ioc, options opts)
-  : strand_(asio::make_strand(ioc)), opts_(std::move(opts)), refresh_timer_(strand_) {}
+  : strand_(asio::make_strand(ioc)), opts_(std::move(opts)), refresh_timer_(strand_) {
+  opts_.scripts.sharded = true; // SPUBLISH: subscribers listen on the channel's shard only
+}
 
 // A node's URL: its address with the seeds' login (every node of a cluster
 // shares users and passwords).
@@ -62,36 +64,7 @@ void cluster_client::start() {
         s->refresh();
     };
 
-    copts.client_name = "herald-sub";
-    self->subscriber_ = subscriber::create(self->strand_, copts);
-    self->subscriber_->on_message = [weak](std::string pubsub, std::string payload) {
-      auto s = weak.lock();
-      if (!s || !s->on_message)
-        return;
-      auto channel = channel_of_pubsub(s->opts_.scripts.prefix, pubsub);
-      if (!channel.empty())
-        s->on_message(channel, std::move(payload));
-    };
-    self->subscriber_->on_subscribed = [weak](const std::string& pubsub) {
-      auto s = weak.lock();
-      if (!s || !s->on_watching)
-        return;
-      auto channel = channel_of_pubsub(s->opts_.scripts.prefix, pubsub);
-      if (!channel.empty())
-        s->on_watching(channel);
-    };
-    self->subscriber_->on_up = [weak] {
-      if (auto s = weak.lock())
-        s->update_state({});
-    };
-    self->subscriber_->on_down = [weak](const std::string& why) {
-      if (auto s = weak.lock()) {
-        s->refresh();
-        s->update_state("subscriber: " + why);
-      }
-    };
     self->topology_->start();
-    self->subscriber_->start();
     self->arm_refresh();
   });
 }
@@ -103,8 +76,8 @@ void cluster_client::stop() {
     self->refresh_timer_.cancel();
     if (self->topology_)
       self->topology_->stop();
-    if (self->subscriber_)
-      self->subscriber_->stop();
+    for (auto& [name, sub] : self->subs_)
+      sub->stop();
     for (auto& [name, n] : self->nodes_)
       n.conn->stop();
   });
@@ -146,11 +119,14 @@ std::string cluster_client::down_reason() const {
       return why;
     }
   }
-  if (!(subscriber_ && subscriber_->up()))
-    return "subscriber: not subscribed" +
-           (subscriber_ && !subscriber_->last_error().empty()
-              ? " (" + subscriber_->last_error() + ")"
-              : std::string{});
+  // A shard subscriber that lost its connection. One that was never up
+  // (just made for a new channel or a new master) does not count: its
+  // channels are reported by on_watching once confirmed, and watching one
+  // more channel must not make the whole instance not-ready.
+  for (const auto& [name, sub] : subs_)
+    if (sub->wanted_count() > 0 && !sub->up() && sub->counters().ups > 0)
+      return "shard subscriber " + name + ": not subscribed" +
+             (sub->last_error().empty() ? std::string{} : " (" + sub->last_error() + ")");
   return {};
 }
 
@@ -256,23 +232,32 @@ void cluster_client::apply_map(slot_map m) {
       ++it;
     }
   }
+  // Every watched channel on the master of its slot; then close the shard
+  // subscribers left with no channel (a lost master's, or an idle one).
+  for (const auto& channel : watched_)
+    place(channel);
+  for (auto it = subs_.begin(); it != subs_.end();) {
+    if (it->second->wanted_count() == 0) {
+      it->second->stop();
+      it = subs_.erase(it);
+    } else {
+      ++it;
+    }
+  }
   update_state({});
 }
 
 void cluster_client::publish_figures() {
   std::vector<metrics::redis_node> rows;
   for (const auto& st : nodes())
-    rows.push_back({st.address, st.connected, st.slots, 0, st.reconnects});
-  if (subscriber_) {
-    auto name = node_address{subscriber_->target().host, subscriber_->target().port}.to_string();
-    auto it = std::find_if(rows.begin(), rows.end(), [&](auto& r) { return r.node == name; });
-    if (it == rows.end()) {
-      // A replica, or a node not serving slots: a row of its own.
-      rows.push_back({name, subscriber_->connected(), 0, 0, 0});
-      it = rows.end() - 1;
-    }
-    it->subscriptions = subscriber_->connected() ? subscriber_->wanted_count() : 0;
-    it->reconnects += subscriber_->link_counters().reconnects;
+    rows.push_back({st.address, st.connected, st.slots, st.subscriptions, st.reconnects});
+  for (const auto& [name, sub] : subs_) {
+    if (std::any_of(rows.begin(), rows.end(), [&](auto& r) { return r.node == name; }))
+      continue; // counted by nodes()
+    // A node that left the map but still holds our channels (until the
+    // next map moves them): a row of its own.
+    rows.push_back({name, sub->connected(), 0, sub->confirmed_count(),
+                    sub->counters().reconnects});
   }
   metrics::set_redis_nodes(std::move(rows));
 }
@@ -295,9 +280,9 @@ void cluster_client::update_state(const std::string& reason) {
     // another node: confirm every channel again, so each syncs from its
     // history as after an outage (fills what the failover lost in transit,
     // and moves a channel whose history went backwards to a new epoch).
-    if (on_watching && subscriber_)
+    if (on_watching)
       for (const auto& channel : watched_)
-        if (subscriber_->confirmed(keys_for(opts_.scripts.prefix, channel).pubsub))
+        if (!subscribed_node(channel).empty())
           on_watching(channel);
   } else if (on_down) {
     on_down(reason.empty() ? why : reason);
@@ -314,6 +299,11 @@ std::vector<cluster_client::node_state> cluster_client::nodes() const {
     if (it != nodes_.end()) {
       st.connected = it->second.conn->connected();
       st.reconnects = it->second.conn->counters().reconnects;
+    }
+    auto sub = subs_.find(st.address);
+    if (sub != subs_.end()) {
+      st.subscriptions = sub->second->confirmed_count();
+      st.reconnects += sub->second->counters().reconnects;
     }
     out.push_back(std::move(st));
   }
@@ -484,19 +474,130 @@ void cluster_client::probe_write(std::function<void(publish_result)> done) {
 
 // -- pub/sub --------------------------------------------------------------------
 
+std::string cluster_client::subscribed_node(const std::string& channel) const {
+  auto it = placed_.find(channel);
+  if (it == placed_.end())
+    return {};
+  auto sub = subs_.find(it->second);
+  if (sub == subs_.end() ||
+      !sub->second->confirmed(keys_for(opts_.scripts.prefix, channel).pubsub))
+    return {};
+  return it->second;
+}
+
+shard_subscriber& cluster_client::ensure_sub(const node_address& a) {
+  auto key = a.to_string();
+  auto it = subs_.find(key);
+  if (it != subs_.end())
+    return *it->second;
+  connection_options copts;
+  copts.target = url_of(a);
+  copts.client_name = "herald-ssub";
+  copts.min_backoff = std::chrono::milliseconds(100);
+  copts.max_backoff = std::chrono::milliseconds(1000);
+  copts.connect_timeout = opts_.command_timeout;
+  copts.heartbeat_interval = std::chrono::milliseconds(1000);
+  copts.heartbeat_timeout = opts_.command_timeout;
+  auto sub = shard_subscriber::create(strand_, copts);
+  std::weak_ptr<cluster_client> weak = shared_from_this();
+  sub->on_message = [weak](std::string pubsub, std::string payload) {
+    auto s = weak.lock();
+    if (!s || !s->on_message)
+      return;
+    auto channel = channel_of_pubsub(s->opts_.scripts.prefix, pubsub);
+    if (!channel.empty())
+      s->on_message(channel, std::move(payload));
+  };
+  sub->on_subscribed = [weak](const std::string& pubsub) {
+    auto s = weak.lock();
+    if (!s || !s->on_watching)
+      return;
+    auto channel = channel_of_pubsub(s->opts_.scripts.prefix, pubsub);
+    if (!channel.empty())
+      s->on_watching(channel);
+  };
+  sub->on_up = [weak] {
+    if (auto s = weak.lock())
+      s->update_state({});
+  };
+  sub->on_down = [weak, key](const std::string& why) {
+    if (auto s = weak.lock()) {
+      s->refresh();
+      s->update_state("shard subscriber " + key + ": " + why);
+    }
+  };
+  sub->on_lost = [weak, key](const std::string& pubsub, const std::string& error) {
+    if (auto s = weak.lock())
+      s->on_sub_lost(key, pubsub, error);
+  };
+  sub->start();
+  return *subs_.emplace(key, std::move(sub)).first->second;
+}
+
+void cluster_client::place(const std::string& channel) {
+  if (!have_map_ || stopped_ || watched_.count(channel) == 0)
+    return;
+  auto pubsub = keys_for(opts_.scripts.prefix, channel).pubsub;
+  const node_address* owner = map_.master_for(key_slot(pubsub));
+  if (owner == nullptr)
+    return; // slot not covered: placed by the next map
+  auto key = owner->to_string();
+  auto it = placed_.find(channel);
+  if (it != placed_.end()) {
+    if (it->second == key)
+      return;
+    auto old = subs_.find(it->second);
+    if (old != subs_.end())
+      old->second->unsubscribe({pubsub});
+  }
+  placed_[channel] = key;
+  ensure_sub(*owner).subscribe({pubsub});
+}
+
+void cluster_client::on_sub_lost(const std::string& node, const std::string& pubsub,
+                                 const std::string& error) {
+  if (stopped_)
+    return;
+  ++shard_moves_;
+  auto channel = channel_of_pubsub(opts_.scripts.prefix, pubsub);
+  auto it = placed_.find(channel);
+  if (it != placed_.end() && it->second == node)
+    placed_.erase(it); // no longer wanted there
+  redirect rd;
+  if (error.empty()) {
+    // The node's slot moved away: subscribe where the map says. A map that
+    // is not up to date yet names this node again, which answers MOVED.
+    place(channel);
+  } else if (parse_redirect(error, rd) && rd.kind == redirect::moved) {
+    ++redirects_;
+    metrics::redis_redirect(false);
+    map_.assign(rd.slot, rd.to);
+    ensure_node(rd.to);
+    place(channel);
+  }
+  // Anything else (ASK while the slot migrates, CLUSTERDOWN, TRYAGAIN):
+  // the next map (refresh below, or the periodic one) places it again.
+  refresh();
+  update_state({});
+}
+
 void cluster_client::watch(const std::string& channel) {
   asio::post(strand_, [self = shared_from_this(), channel] {
     self->watched_.insert(channel);
-    if (self->subscriber_)
-      self->subscriber_->subscribe({keys_for(self->opts_.scripts.prefix, channel).pubsub});
+    self->place(channel);
   });
 }
 
 void cluster_client::unwatch(const std::string& channel) {
   asio::post(strand_, [self = shared_from_this(), channel] {
     self->watched_.erase(channel);
-    if (self->subscriber_)
-      self->subscriber_->unsubscribe({keys_for(self->opts_.scripts.prefix, channel).pubsub});
+    auto it = self->placed_.find(channel);
+    if (it != self->placed_.end()) {
+      auto sub = self->subs_.find(it->second);
+      if (sub != self->subs_.end())
+        sub->second->unsubscribe({keys_for(self->opts_.scripts.prefix, channel).pubsub});
+      self->placed_.erase(it);
+    }
   });
 }
 

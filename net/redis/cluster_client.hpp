@@ -18,21 +18,43 @@
 // `command_timeout`, so a failover's new master is used as soon as the map
 // names it; it then fails like a lost connection (the publisher gets 503).
 //
-// Pub/sub: one subscriber connection (subscriber.hpp) on any node, moving
-// to another when its node is lost: PUBLISH in a Redis Cluster reaches every
-// node, so the standalone SUBSCRIBE path works unchanged.
+// Pub/sub (sharded, Redis 7): the publish script runs SPUBLISH on the
+// channel's master (script_settings::sharded), so a publication reaches only
+// that shard. For every master that owns the slot of a watched channel the
+// client keeps one shard_subscriber (shard_subscriber.hpp: a raw RESP
+// connection, because hiredis 0.14 cannot do SSUBSCRIBE), which SSUBSCRIBEs
+// the `<prefix>{<channel>}:pub` names of the channels whose slots that
+// master serves; subscribers left with no channel are closed at the next
+// map refresh. A channel follows its slot: when the map names a new owner
+// (refresh, MOVED, failover) it is SUNSUBSCRIBEd on the old node and
+// SSUBSCRIBEd on the new one; when a node sends an unasked `sunsubscribe`
+// (its slot migrated away) or refuses the SSUBSCRIBE with MOVED, the
+// channel is subscribed on the owner named by the map (MOVED updates the
+// map first); other refusals (CLUSTERDOWN, ASK, TRYAGAIN) wait for the next
+// map refresh. Every confirmed SSUBSCRIBE is reported as on_watching, so
+// the channel syncs from its history stream (which migrated with the slot)
+// and fills what was published while it moved; the channel actors drop
+// offsets they already delivered, so nothing is delivered twice.
 //
 // State: "up" when the map covers every slot, every master's connection is
-// up and the subscriber is up; "down" (with a reason naming the node)
+// up and no shard subscriber that holds channels has lost its connection
+// (a new one, still connecting, does not count: its channels are reported
+// by on_watching once confirmed); "down" (with a reason naming the node)
 // otherwise. On every return to "up" each watched channel is reported as
-// watching again (on_watching), also when the subscriber itself stayed
-// subscribed, so every channel syncs from its history as after a Redis
+// watching again (on_watching), also those whose shard subscriber stayed
+// subscribed meanwhile, so every channel syncs from its history as after a Redis
 // outage: what a failover lost in transit is filled, and a channel whose
 // history went backwards moves to a new epoch (docs/cluster.md).
 //
 // Threading: everything runs on one strand of the io_context given to
 // create(); public methods may be called from any thread (they post to it);
 // callbacks run on it and must only hand data on.
+// Lifetime: stop() closes every connection (pending commands complete with
+// reply::disconnected()); no event follows. Connections and timers hold
+// weak references only.
+// Errors: never thrown. A failed publish or sync comes back through `done`
+// (ok false, with the reason); lost connections are on_down / on_still_down
+// events with a one-line reason naming the node.
 #pragma once
 
 #include "net/asio.hpp"
@@ -40,7 +62,7 @@
 #include "net/redis/cluster_map.hpp"
 #include "net/redis/connection.hpp"
 #include "net/redis/script_reply.hpp"
-#include "net/redis/subscriber.hpp"
+#include "net/redis/shard_subscriber.hpp"
 #include "net/redis/url.hpp"
 
 #include <chrono>
@@ -78,7 +100,8 @@ public:
     std::string address;        ///< "host:port"
     bool connected = false;     ///< its command connection is up
     std::size_t slots = 0;      ///< slots it serves in the current map
-    std::uint64_t reconnects = 0;
+    std::uint64_t reconnects = 0; ///< command and shard subscriber connections
+    std::size_t subscriptions = 0; ///< shard channels its subscriber has confirmed
   };
 
   /// Makes a client on a new strand of `ioc`. Call start() to connect.
@@ -102,8 +125,16 @@ public:
   std::vector<node_state> nodes() const;
   /// Slot maps read so far (successful CLUSTER SLOTS). Strand only.
   std::uint64_t map_refreshes() const noexcept { return map_refreshes_; }
-  /// MOVED / ASK replies followed so far. Strand only.
+  /// MOVED / ASK replies followed so far (also MOVED refusals of
+  /// SSUBSCRIBE). Strand only.
   std::uint64_t redirects() const noexcept { return redirects_; }
+  /// "host:port" of the node whose shard subscriber has confirmed
+  /// `channel`'s SSUBSCRIBE on its current connection; empty when none has
+  /// (not watched, moving, or disconnected). Strand only.
+  std::string subscribed_node(const std::string& channel) const;
+  /// Unasked sunsubscribe pushes and refused SSUBSCRIBEs seen so far
+  /// (channels whose slot moved). Strand only.
+  std::uint64_t shard_moves() const noexcept { return shard_moves_; }
 
 private:
   struct node {
@@ -128,6 +159,15 @@ private:
   void publish_figures();
   /// Calls on_still_down when not up and the reason changed.
   void report_still_down();
+  /// The shard subscriber of a master, made (and started) on first use.
+  shard_subscriber& ensure_sub(const node_address& a);
+  /// Subscribes a watched channel on the master of its slot in the map
+  /// (moving it from the node it was on); no-op without a map or owner.
+  void place(const std::string& channel);
+  /// A node's subscriber lost `pubsub` (sunsubscribe push: `error` empty;
+  /// or a refused SSUBSCRIBE).
+  void on_sub_lost(const std::string& node, const std::string& pubsub,
+                   const std::string& error);
   /// Runs a script on the master of `keys[0]`'s slot, following redirections.
   void run(script_kind kind, std::vector<std::string> keys, std::vector<std::string> args,
            reply_fn done, int redirects_left, std::chrono::steady_clock::time_point deadline);
@@ -144,7 +184,9 @@ private:
   bool have_map_ = false;
   std::string map_error_;
   std::shared_ptr<connection> topology_;
-  std::shared_ptr<subscriber> subscriber_;
+  std::map<std::string, std::shared_ptr<shard_subscriber>> subs_; // by "host:port"
+  std::map<std::string, std::string> placed_; // Herald channel -> node it is subscribed on
+  std::uint64_t shard_moves_ = 0;
   asio::steady_timer refresh_timer_;
   unsigned refresh_gen_ = 0;
   bool refresh_in_flight_ = false;

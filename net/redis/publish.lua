@@ -15,6 +15,9 @@
 -- ARGV[7] epoch to start when the channel has none (1-32 of [a-z0-9])
 -- ARGV[8] idempotency window in seconds (used with KEYS[3])
 -- KEYS[3] optional: <prefix>{<channel>}:idem:<idempotency key>
+-- ARGV[9] optional: 'SPUBLISH' on a Redis Cluster (sharded pub/sub: only the
+--         nodes of the channel's shard get it); absent or 'PUBLISH': classic
+--         PUBLISH (standalone Redis, unchanged)
 -- Returns {epoch, offset}, or {epoch, offset, 1} when KEYS[3] names a key
 -- stored within the window: the first publication's position; nothing is
 -- stored or published again (a publisher's retry).
@@ -42,7 +45,11 @@ local env = '{"channel":' .. cjson.encode(ARGV[2]) .. ',"epoch":' .. cjson.encod
 redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[5], offset .. '-0', 'p', env)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('EXPIRE', KEYS[2], ARGV[6])
-redis.call('PUBLISH', ARGV[1], env)
+if ARGV[9] == 'SPUBLISH' then
+  redis.call('SPUBLISH', ARGV[1], env)
+else
+  redis.call('PUBLISH', ARGV[1], env)
+end
 if KEYS[3] then
   redis.call('SET', KEYS[3], epoch .. ' ' .. offset, 'EX', ARGV[8])
 end

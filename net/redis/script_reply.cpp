@@ -27,6 +27,8 @@ void publish_call(const script_settings& s, const std::string& channel, const st
           std::to_string(s.history_ttl.count()),
           new_epoch,
           std::to_string(s.idempotency_window.count())};
+  if (s.sharded)
+    args.push_back("SPUBLISH");
 }
 
 void sync_call(const script_settings& s, const std::string& channel, std::uint64_t after,

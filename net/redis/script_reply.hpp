@@ -19,6 +19,10 @@ struct script_settings {
   std::size_t history_size = 256;               ///< stream MAXLEN per channel
   std::chrono::seconds history_ttl{300};        ///< key expiry after the last publication
   std::chrono::seconds idempotency_window{300}; ///< idempotency keys' expiry
+  /// Publish with SPUBLISH (Redis 7 sharded pub/sub; ARGV[9] of the publish
+  /// script) instead of PUBLISH. The Redis Cluster client sets it; the
+  /// standalone client leaves it false (classic PUBLISH, as before).
+  bool sharded = false;
 };
 
 /// KEYS and ARGV of the publish script (net/redis/publish.lua) for one

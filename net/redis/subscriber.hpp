@@ -24,6 +24,8 @@
 //
 // Only SUBSCRIBE is supported: no PSUBSCRIBE (not needed), no SSUBSCRIBE
 // (hiredis 0.14 aborts on it, see /work/shared/notes/hiredis-asio.md §7).
+// Used by the standalone client (client.hpp); the Redis Cluster client uses
+// sharded pub/sub through shard_subscriber.hpp instead.
 #pragma once
 
 #include "net/asio.hpp"

@@ -86,6 +86,24 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     await cluster?.stop();
   }, { timeout: 20_000 });
 
+  // Each channel's pub/sub name has one shard subscription per instance on
+  // `masterIs[ch]` and none on any other live node; no classic subscription anywhere.
+  const assertSharded = async (chs, masterIs) => {
+    const live = cluster.nodes.filter((n) => n.alive());
+    const count = async (port, kind, name) => Number((await redisCli(port, "PUBSUB", kind, name))[1]);
+    for (const ch of chs) {
+      const name = `herald:{${ch}}:pub`;
+      await waitUntil(async () => (await count(masterIs[ch], "SHARDNUMSUB", name)) === hs.length, {
+        timeoutMs: 5000,
+        what: `${name}: ${hs.length} shard subscriptions on ${masterIs[ch]}`,
+      });
+      for (const n of live) {
+        assert.equal(await count(n.port, "NUMSUB", name), 0, `${name}: classic subscription on ${n.port}`);
+        if (n.port !== masterIs[ch]) assert.equal(await count(n.port, "SHARDNUMSUB", name), 0, `${name}: shard subscription on ${n.port}`);
+      }
+    }
+  };
+
   const view = ({ kind, client }, ch) => {
     const items = kind === "sse" ? sseItems(client.events.items, ch, client.channels) : wsItems(client.inbox.items.slice(client.from), ch);
     return items.map((x) => (x.kind === "pub" ? { offset: x.offset, seq: x.data?.seq } : { gap: x.reason }));
@@ -136,18 +154,30 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
       assert.equal(slots.reduce((n, x) => n + x.value, 0), 16384);
       for (const x of slots) assert.ok(owners.includes(Number(x.node.split(":").pop())), x.node);
       for (const x of series("herald_redis_node_connected")) assert.equal(x.value, 1, x.node);
-      // This instance's subscriber holds the six channels (and its SSE probe) on one node
-      // (the figures are refreshed every 2 s).
+      // Sharded pub/sub: this instance's subscriptions are counted on the masters of the
+      // channels, two on each master, none elsewhere (the figures are refreshed every 2 s).
+      const want = {};
+      for (const ch of channels) want[masterOf[ch]] = (want[masterOf[ch]] ?? 0) + 1;
       const subs = await waitUntil(async () => {
         const again = (await getJson(h.url, "/metrics")).text;
-        const held = [...again.matchAll(/^herald_redis_node_subscriptions\{node="[^"]+"\} (\d+)$/gm)].map((x) => Number(x[1]));
-        return held.some((n) => n >= channels.length) && held;
-      }, { timeoutMs: 5000, what: "subscriptions counted" });
-      assert.equal(subs.filter((n) => n > 0).length, 1, `one subscriber node: ${subs}`);
+        const held = Object.fromEntries(
+          [...again.matchAll(/^herald_redis_node_subscriptions\{node="[^"]+:(\d+)"\} (\d+)$/gm)].map((x) => [x[1], Number(x[2])]),
+        );
+        return Object.entries(want).every(([p, n]) => (held[p] ?? 0) >= n) && held;
+      }, { timeoutMs: 5000, what: "subscriptions counted per master" });
+      for (const [p, n] of Object.entries(subs)) if (!want[p]) assert.equal(n, 0, `no subscription on ${p}: ${JSON.stringify(subs)}`);
       assert.match(m.text, /^# TYPE herald_redis_node_reconnects_total counter$/m);
       const health = await getJson(h.url, "/healthz");
       assert.equal(health.json.redis_nodes.filter((n) => n.slots > 0).length, 3, health.text);
+      for (const [p, n] of Object.entries(want)) {
+        const row = health.json.redis_nodes.find((x) => x.node.endsWith(`:${p}`));
+        assert.ok(row && row.subscriptions >= n, `/healthz redis_nodes ${p}: ${health.text}`);
+      }
     }
+  });
+
+  test("pub/sub is sharded: every instance SSUBSCRIBEs each channel on its master only, nothing classic", async () => {
+    await assertSharded(channels, masterOf);
   });
 
   test("a non-Herald publisher: publish.lua with redis-cli -c from a node that does not own the slot", async () => {
@@ -157,7 +187,7 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     const script = path.join(REPO, "net", "redis", "publish.lua");
     const before = view(clients[0], ch).length;
     const out = await redisCli(elsewhere.port, "-c", "--eval", script, `herald:{${ch}}:meta`, `herald:{${ch}}:history`, ",",
-      `herald:{${ch}}:pub`, ch, "tick", JSON.stringify({ seq: "cli" }), "256", "300", "fromcli");
+      `herald:{${ch}}:pub`, ch, "tick", JSON.stringify({ seq: "cli" }), "256", "300", "fromcli", "300", "SPUBLISH");
     const offset = Number(out.at(-1));
     assert.equal(offset, before + 1, out.join("|"));
     for (const c of clients) {
@@ -252,6 +282,8 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     assert.equal((await redisCli(from.port, "CLUSTER", "COUNTKEYSINSLOT", slot))[0], "0");
     masterOf[ch] = to.port;
     owners = await slotOwners(to.port);
+    // Every instance's shard subscriber followed the slot: subscribed on the new owner only.
+    await assertSharded([ch], masterOf);
   });
 
   test("a master killed (SIGKILL) under publishing: replica promoted, Herald follows, no acknowledged publication lost", async () => {
@@ -343,6 +375,12 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
         }
       }
     }
+    // The promoted replica's channels are SSUBSCRIBEd there now, by every instance.
+    owners = await slotOwners(cluster.nodes.find((n) => n.port !== victim).port);
+    const nowMaster = {};
+    for (const ch of channels) nowMaster[ch] = owners[Number((await redisCli(owners.find((p) => p), "CLUSTER", "KEYSLOT", ch))[0])];
+    for (const ch of hit) assert.notEqual(nowMaster[ch], victim, ch);
+    await assertSharded(channels, nowMaster);
   });
 
   test("without --redis-wait-replicas, a failover that lost a channel's tail: new epoch, explicit gap, no offset reused, other channels untouched", async () => {

@@ -1,0 +1,234 @@
+// cluster_client's sharded pub/sub against a real 3-master Redis Cluster
+// (test_cluster.hpp): publications go out with SPUBLISH, every watched
+// channel is SSUBSCRIBEd on the master of its slot, and a channel whose
+// slot migrates is subscribed again on the new owner and reported as
+// watching (so the gateway syncs it from history).
+#include "net/redis/cluster_client.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "io_fixture.hpp"
+#include "net/redis/envelope.hpp"
+#include "net/redis/slot.hpp"
+#include "net/redis/url.hpp"
+#include "test_cluster.hpp"
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+using namespace std::chrono_literals;
+using herald::net::redis::backend;
+using herald::net::redis::cluster_client;
+using herald::net::redis::envelope;
+using herald::net::redis::key_slot;
+using herald::net::redis::keys_for;
+using herald::net::redis::parse_envelope;
+using herald::test::io_fixture;
+using herald::test::redis_server;
+using herald::test::test_cluster;
+
+namespace {
+
+// stop() posts to the client's strand: run the io_context a little so it
+// runs and the connections close (they keep themselves alive until then).
+struct stop_client {
+  io_fixture& f;
+  std::shared_ptr<cluster_client> c;
+  ~stop_client() {
+    if (c) {
+      c->stop();
+      f.run_for(std::chrono::milliseconds(200));
+    }
+  }
+};
+
+struct events {
+  bool up = false;
+  int ups = 0, downs = 0;
+  std::vector<std::string> down_reasons;
+  std::map<std::string, int> watching;
+  std::map<std::string, std::vector<std::uint64_t>> offsets; // per channel, in arrival order
+
+  void attach(cluster_client& c) {
+    c.on_up = [this] {
+      up = true;
+      ++ups;
+    };
+    c.on_down = [this](const std::string& why) {
+      up = false;
+      ++downs;
+      down_reasons.push_back(why);
+    };
+    c.on_watching = [this](const std::string& ch) { ++watching[ch]; };
+    c.on_message = [this](const std::string& ch, std::string text) {
+      envelope e;
+      std::string error;
+      if (parse_envelope(text, e, error) && e.channel == ch)
+        offsets[ch].push_back(e.offset);
+    };
+  }
+};
+
+long long shardnumsub(redis_server& srv, const std::string& channel) {
+  auto r = srv.command({"PUBSUB", "SHARDNUMSUB", channel});
+  return r.elements.size() == 2 ? r.elements[1].number : -1;
+}
+
+long long numsub(redis_server& srv, const std::string& channel) {
+  auto r = srv.command({"PUBSUB", "NUMSUB", channel});
+  return r.elements.size() == 2 ? r.elements[1].number : -1;
+}
+
+std::shared_ptr<cluster_client> make_client(io_fixture& f, test_cluster& c) {
+  cluster_client::options o;
+  std::string error;
+  REQUIRE(herald::net::redis::parse_cluster_url(c.url(), o.seeds, error));
+  o.command_timeout = 2000ms;
+  o.refresh_interval = 500ms;
+  int n = 0;
+  o.make_epoch = [n]() mutable { return "e" + std::to_string(++n); };
+  return cluster_client::create(f.io, std::move(o));
+}
+
+// Publishes and waits for Redis's answer; returns the offset (0: failed).
+std::uint64_t publish(io_fixture& f, cluster_client& c, const std::string& channel, int i) {
+  bool done = false;
+  backend::publish_result res;
+  c.publish(channel, "ev", std::to_string(i), {}, [&](backend::publish_result r) {
+    res = std::move(r);
+    done = true;
+  });
+  f.run_until([&] { return done; }, 3s);
+  return res.ok ? res.offset : 0;
+}
+
+// Herald channel names "stream:<i>", one on each master.
+std::vector<std::string> one_per_master(test_cluster& c) {
+  std::vector<std::string> out(c.size());
+  std::size_t found = 0;
+  for (int i = 0; found < c.size(); ++i) {
+    auto ch = "stream:" + std::to_string(i);
+    auto owner = c.owner_of(key_slot(keys_for("herald:", ch).pubsub));
+    if (out[owner].empty()) {
+      out[owner] = ch;
+      ++found;
+    }
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("cluster_client: SPUBLISH and SSUBSCRIBE on each channel's master, a migrated "
+          "slot's channel follows to the new owner",
+          "[redis][cluster_client][cluster]") {
+  io_fixture f;
+  test_cluster cl(3);
+  auto channels = one_per_master(cl);
+  auto client = make_client(f, cl);
+  stop_client guard{f, client};
+  events ev;
+  ev.attach(*client);
+  client->start();
+  REQUIRE(f.run_until([&] { return ev.up; }, 5s));
+  for (auto& ch : channels)
+    client->watch(ch);
+  REQUIRE(f.run_until([&] { return ev.watching.size() == channels.size(); }, 5s));
+
+  // Sharded: each channel is subscribed on its own master only, no
+  // classic subscription anywhere.
+  for (std::size_t m = 0; m < cl.size(); ++m) {
+    auto pubsub = keys_for("herald:", channels[m]).pubsub;
+    CHECK(client->subscribed_node(channels[m]) ==
+          "127.0.0.1:" + std::to_string(cl.node(m).port()));
+    for (std::size_t n = 0; n < cl.size(); ++n) {
+      CHECK(shardnumsub(cl.node(n), pubsub) == (n == m ? 1 : 0));
+      CHECK(numsub(cl.node(n), pubsub) == 0);
+    }
+  }
+  auto nodes = client->nodes();
+  REQUIRE(nodes.size() == 3);
+  for (auto& n : nodes)
+    CHECK(n.subscriptions == 1);
+
+  for (int i = 1; i <= 5; ++i)
+    for (auto& ch : channels)
+      REQUIRE(publish(f, *client, ch, i) == static_cast<std::uint64_t>(i));
+  REQUIRE(f.run_until(
+    [&] {
+      for (auto& ch : channels)
+        if (ev.offsets[ch].size() < 5)
+          return false;
+      return true;
+    },
+    3s));
+  for (auto& ch : channels)
+    CHECK(ev.offsets[ch] == std::vector<std::uint64_t>{1, 2, 3, 4, 5});
+  // SPUBLISH, not PUBLISH: nothing was broadcast to the other nodes.
+  auto info = cl.node(0).command({"INFO", "commandstats"});
+  CHECK(info.str.find("cmdstat_publish:") == std::string::npos);
+
+  // Move channel 0's slot (with its history) from master 0 to master 1.
+  const auto& moved = channels[0];
+  auto pubsub = keys_for("herald:", moved).pubsub;
+  auto watching_before = ev.watching[moved];
+  auto moves_before = client->shard_moves();
+  cl.migrate(key_slot(pubsub), 0, 1);
+  auto node1 = "127.0.0.1:" + std::to_string(cl.node(1).port());
+  REQUIRE(f.run_until([&] { return client->subscribed_node(moved) == node1; }, 5s));
+  CHECK(client->shard_moves() > moves_before);
+  CHECK(ev.watching[moved] > watching_before); // reported again: the gateway syncs it
+  CHECK(shardnumsub(cl.node(1), pubsub) == 1);
+  CHECK(shardnumsub(cl.node(0), pubsub) == 0);
+
+  // Publishing goes on through the new owner and reaches the subscriber.
+  REQUIRE(f.run_until([&] { return publish(f, *client, moved, 6) == 6; }, 5s));
+  REQUIRE(f.run_until([&] { return ev.offsets[moved].size() == 6; }, 3s));
+  CHECK(ev.offsets[moved] == std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6});
+  // The unmoved channels are untouched.
+  REQUIRE(publish(f, *client, channels[2], 6) == 6);
+  REQUIRE(f.run_until([&] { return ev.offsets[channels[2]].size() == 6; }, 3s));
+  INFO("down: " << (ev.down_reasons.empty() ? std::string("-") : ev.down_reasons.front()));
+  CHECK(ev.downs == 0);
+
+  // Master 1's shard subscriber connection is killed: the client goes down,
+  // reconnects, subscribes both of master 1's channels again, is up again,
+  // and reports them as watching (each syncs from history).
+  auto ssub_id = [&](redis_server& n) {
+    auto list = n.command({"CLIENT", "LIST"}).str;
+    auto at = list.find(" name=herald-ssub ");
+    REQUIRE(at != std::string::npos);
+    auto line_start = list.rfind('\n', at);
+    line_start = line_start == std::string::npos ? 0 : line_start + 1;
+    return list.substr(line_start + 3, list.find(' ', line_start) - line_start - 3); // "id=<n> "
+  };
+  auto w_moved = ev.watching[moved], w_one = ev.watching[channels[1]];
+  REQUIRE(cl.node(1).command({"CLIENT", "KILL", "ID", ssub_id(cl.node(1))}).number == 1);
+  REQUIRE(f.run_until([&] { return ev.downs == 1; }, 3s));
+  REQUIRE(f.run_until([&] { return ev.up; }, 5s));
+  CHECK(ev.watching[moved] > w_moved);
+  CHECK(ev.watching[channels[1]] > w_one);
+  CHECK(shardnumsub(cl.node(1), pubsub) == 1);
+  REQUIRE(publish(f, *client, channels[1], 6) == 6);
+  REQUIRE(f.run_until([&] { return ev.offsets[channels[1]].size() == 6; }, 3s));
+  CHECK(ev.offsets[channels[1]] == std::vector<std::uint64_t>{1, 2, 3, 4, 5, 6});
+
+  // Master 0 has no channel left: its shard subscriber is closed at the
+  // next map refresh; unwatch removes the subscription.
+  REQUIRE(f.run_until(
+    [&] {
+      for (auto& n : client->nodes())
+        if (n.address == "127.0.0.1:" + std::to_string(cl.node(0).port()))
+          return n.subscriptions == 0;
+      return false;
+    },
+    3s));
+  client->unwatch(channels[2]);
+  REQUIRE(f.run_until(
+    [&] { return shardnumsub(cl.node(2), keys_for("herald:", channels[2]).pubsub) == 0; },
+    3s));
+}
