@@ -33,6 +33,24 @@ async function apiPublish(h, n, channel = CHANNEL) {
   return body.result;
 }
 
+/** An SDK client through HAProxy subscribed to `channel`; records publications and `subscribed` events. */
+function sdkSubscribed(lb, channel, subOpts = {}) {
+  const c = new Centrifuge(`${lb.url.replace("http", "ws")}/connection/websocket`, {
+    websocket: WebSocket,
+    minReconnectDelay: 100,
+    maxReconnectDelay: 500,
+    timeout: 3000,
+  });
+  const sub = c.newSubscription(channel, subOpts);
+  const pubs = [];
+  const subscribed = [];
+  sub.on("publication", (ctx) => pubs.push(ctx));
+  sub.on("subscribed", (ctx) => subscribed.push(ctx));
+  sub.subscribe();
+  c.connect();
+  return { c, pubs, subscribed };
+}
+
 async function apiHistory(h, channel, limit) {
   const res = await fetch(`${h.url}/api/history`, {
     method: "POST",
@@ -62,19 +80,7 @@ describe("centrifuge SDK through HAProxy, losing its instance", { timeout: 90_00
   }, { timeout: 20_000 });
 
   test("the SDK reconnects elsewhere and recovers every missed publication once, in order", async () => {
-    const c = new Centrifuge(`${lb.url.replace("http", "ws")}/connection/websocket`, {
-      websocket: WebSocket,
-      minReconnectDelay: 100,
-      maxReconnectDelay: 500,
-      timeout: 3000,
-    });
-    const sub = c.newSubscription(CHANNEL);
-    const pubs = [];
-    const subscribed = [];
-    sub.on("publication", (ctx) => pubs.push(ctx));
-    sub.on("subscribed", (ctx) => subscribed.push(ctx));
-    sub.subscribe();
-    c.connect();
+    const { c, pubs, subscribed } = sdkSubscribed(lb, CHANNEL);
     try {
       await waitUntil(() => subscribed.length === 1, { what: "subscribed", timeoutMs: 8000 });
       // The instance the SDK is on: the one with a client.
@@ -147,26 +153,14 @@ describe("centrifuge SDK through HAProxy, losing its instance", { timeout: 90_00
     // The app loaded its state at offset 3 (getState answers it after a
     // first unrecoverable guess gets 112); two more arrive before it subscribes.
     for (let n = 4; n <= 5; n++) await apiPublish(live[1], n, ch);
-    const c = new Centrifuge(`${lb.url.replace("http", "ws")}/connection/websocket`, {
-      websocket: WebSocket,
-      minReconnectDelay: 100,
-      maxReconnectDelay: 500,
-      timeout: 3000,
-    });
     const calls = [];
-    const sub = c.newSubscription(ch, {
+    const { c, pubs, subscribed } = sdkSubscribed(lb, ch, {
       getState: async () => {
         calls.push(1);
         if (calls.length === 1) return { offset: 1, epoch: "nosuchepoch" };
         return { offset: 3, epoch };
       },
     });
-    const pubs = [];
-    const subscribed = [];
-    sub.on("publication", (ctx) => pubs.push(ctx));
-    sub.on("subscribed", (ctx) => subscribed.push(ctx));
-    sub.subscribe();
-    c.connect();
     try {
       await waitUntil(() => subscribed.length === 1, { what: "subscribed", timeoutMs: 8000 });
       assert.equal(calls.length, 2, "getState again after 112");
