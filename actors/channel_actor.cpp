@@ -205,8 +205,25 @@ void request_sync(channel_pointer self) {
   st.sync_after = st.synced ? st.offset : 0;
   // Our position goes along: Redis moves the channel to a new epoch if its
   // head went back behind what we delivered (net/redis/sync.lua).
-  self->send(st.gateway, sync_atom_v, st.name, st.sync_after, st.epoch, st.offset,
-             caf::actor_cast<caf::actor>(self));
+  if (!st.stale_epoch.empty())
+    self->send(st.gateway, sync_atom_v, st.name, st.sync_after, st.stale_epoch,
+               st.stale_delivered, caf::actor_cast<caf::actor>(self));
+  else
+    self->send(st.gateway, sync_atom_v, st.name, st.sync_after, st.epoch, st.offset,
+               caf::actor_cast<caf::actor>(self));
+}
+
+// Remembers the epoch the channel is leaving and how far it delivered in it.
+void retire_epoch(channel_state& st) {
+  if (st.epoch.empty())
+    return;
+  auto it = std::find_if(st.retired.begin(), st.retired.end(),
+                         [&](const auto& r) { return r.first == st.epoch; });
+  if (it != st.retired.end())
+    st.retired.erase(it);
+  st.retired.emplace_back(st.epoch, st.offset);
+  if (st.retired.size() > channel_state::max_retired_epochs)
+    st.retired.erase(st.retired.begin());
 }
 
 void on_synced(channel_pointer self, sync_result& res) {
@@ -222,7 +239,24 @@ void on_synced(channel_pointer self, sync_result& res) {
     self->delayed_send(self, sync_retry_delay, watching_atom_v);
     return;
   }
+  st.stale_epoch.clear();
   if (res.epoch != st.epoch) {
+    auto old = std::find_if(st.retired.begin(), st.retired.end(),
+                            [&](const auto& r) { return r.first == res.epoch; });
+    if (old != st.retired.end()) {
+      // An epoch we left is back (Redis restored from an older snapshot):
+      // its offsets up to what we delivered were issued for other
+      // publications. Have the sync script move the channel to a new epoch;
+      // "delivered" above its head makes the script's rule apply.
+      spdlog::warn("channel {}: Redis brought back epoch {} (head {}, {} delivered before); "
+                   "moving to a new epoch",
+                   st.name, res.epoch, res.head, old->second);
+      st.stale_epoch = res.epoch;
+      st.stale_delivered = std::max(old->second, res.head + 1);
+      st.synced = false;
+      request_sync(self);
+      return;
+    }
     if (st.sync_after > 0) {
       // We asked for what follows our offset in an epoch that is gone: read
       // the new epoch from its start.
@@ -230,6 +264,7 @@ void on_synced(channel_pointer self, sync_result& res) {
       request_sync(self);
       return;
     }
+    retire_epoch(st);
     st.epoch = res.epoch;
     st.offset = 0;
     st.history.clear();

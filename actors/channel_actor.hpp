@@ -86,6 +86,17 @@ struct channel_state {
   std::uint64_t sync_after = 0;             ///< the offset the sync on its way reads after
   std::vector<subscribe_request> waiting;   ///< subscribers waiting for the first sync
   std::map<std::uint64_t, publication_ptr> held; ///< live publications held during a sync
+  /// Epochs this channel left, with the highest offset it delivered in each
+  /// (newest last, at most max_retired_epochs). Redis naming one again means
+  /// its state was restored from an older snapshot: those offsets were issued
+  /// already, so the channel is moved to a new epoch instead of reissuing
+  /// them (docs/cluster.md "History that went backwards").
+  std::vector<std::pair<std::string, std::uint64_t>> retired;
+  static constexpr std::size_t max_retired_epochs = 16;
+  /// A sync that must retire `stale_epoch` (Redis brought it back): sent with
+  /// it as the caller's epoch and `stale_delivered` as what was delivered.
+  std::string stale_epoch;
+  std::uint64_t stale_delivered = 0;
 
   /// Drops history entries older than the TTL, and idempotency keys older
   /// than the window, at `now`.

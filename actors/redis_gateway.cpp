@@ -73,6 +73,11 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
               net::metrics::idempotent_replay();
             if (r.ok)
               ticket->complete(i, r.offset, r.epoch);
+            else if (r.unreplicated)
+              ticket->fail(503, error_body(errc::unavailable,
+                                           "Redis stored the publication, but " + r.error
+                                             + ": it may be lost in a failover; retry with the "
+                                               "same Idempotency-Key, or it is stored twice"));
             else
               ticket->fail(503, error_body(errc::unavailable,
                                            "Redis did not store the publication (" + r.error

@@ -57,7 +57,12 @@ case "${1:-}" in
       rm -f "$run"/nodes-*.conf
       nodes=()
       for p in "${cluster_ports[@]}"; do
-        redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no --dir "$run" \
+        # Each node its own, empty --dir: a replica's full sync writes
+        # dump.rdb even with --save '', and a node that loaded another's
+        # (or an old) dump would refuse to join ("Node ... is not empty").
+        rm -rf "$run/redis-$p"
+        mkdir -p "$run/redis-$p"
+        redis-server --bind 127.0.0.1 --port "$p" --save '' --appendonly no --dir "$run/redis-$p" \
           --logfile "$run/redis-$p.log" --daemonize no --cluster-enabled yes \
           --cluster-config-file "$run/nodes-$p.conf" --cluster-node-timeout 1000 >/dev/null 2>&1 &
         echo $! >"$run/redis-$p.pid"
@@ -107,6 +112,7 @@ EOT
     stop_pidfile "$run/redis.pid"
     for f in "$run"/redis-*.pid; do stop_pidfile "$f"; done
     rm -f "$run"/nodes-*.conf
+    rm -rf "$run"/redis-[0-9]*/
     echo "cluster stopped"
     ;;
   status)

@@ -25,6 +25,10 @@ public:
     std::uint64_t offset = 0; ///< the offset Redis gave the publication
     bool duplicate = false;   ///< the idempotency key was seen: the first publication's offset
     bool refused = false;     ///< Redis answered with an error (READONLY, OOM, script error...)
+    /// --redis-wait-replicas: the master stored it (and published it) but
+    /// fewer replicas than asked confirmed it; a retry without the same
+    /// idempotency key stores it twice.
+    bool unreplicated = false;
   };
 
   struct sync_result {

@@ -68,7 +68,8 @@ backend::publish_result to_publish_result(reply r) {
   // An error reply from a live connection: Redis refused the write. Not a
   // WAIT that fell short: the master took the write, and readiness (whose
   // probe does not WAIT) would only flap.
-  res.refused = r.is_error() && !r.is_disconnected() && r.str.rfind(not_replicated, 0) != 0;
+  res.unreplicated = r.is_error() && r.str.rfind(not_replicated, 0) == 0;
+  res.refused = r.is_error() && !r.is_disconnected() && !res.unreplicated;
   return res;
 }
 

@@ -294,4 +294,40 @@ CAF_TEST(a channel that comes back to a known epoch sends what it delivered) {
   CAF_CHECK_EQUAL(sub(t).answers[0].reason, "epoch_changed");
 }
 
+CAF_TEST(an epoch the channel left coming back from Redis is retired and never reissued) {
+  using position = std::pair<std::string, std::uint64_t>;
+  auto s = subscribe();
+  self->send(ch, watching_atom_v);
+  sched.run();
+  synced("r1", 0, {});
+  for (std::uint64_t o = 1; o <= 5; ++o)
+    remote(pub("r1", o));
+  // Redis lost the channel; a new epoch began and we moved to it.
+  remote(pub("r2", 1));
+  synced("r2", 1, {pub("r2", 1)});
+  CAF_CHECK_EQUAL(state().epoch, "r2");
+  // Redis is restored from an older snapshot: r1 at head 3, below the 5 we
+  // delivered, and it issues r1-4 again for another publication.
+  remote(make_publication("stream:7", "r1", 4, "withdrawn", "{\"restored\":1}", sys.clock().now()));
+  CAF_CHECK_EQUAL(gateway().positions.back(), (position{"r2", 1}));
+  synced("r1", 4, {pub("r1", 1), pub("r1", 2), pub("r1", 3), pub("r1", 4)});
+  // Not adopted: the sync asks Redis to retire r1 with what we delivered in it.
+  CAF_CHECK_EQUAL(state().epoch, "r2");
+  CAF_CHECK_EQUAL(gateway().positions.back(), (position{"r1", 5}));
+  // Also when Redis's restored head is past what we delivered (published on
+  // after the restore): the epoch is retired all the same.
+  synced("r1", 9, {});
+  CAF_CHECK_EQUAL(gateway().positions.back(), (position{"r1", 10}));
+  synced("r3", 0, {});
+  synced("r3", 0, {});
+  CAF_CHECK_EQUAL(state().epoch, "r3");
+  remote(pub("r3", 1));
+  // The subscriber saw r1 1-5, r2 1, r3 1: nothing of the restored r1 again.
+  std::vector<std::pair<std::string, std::uint64_t>> seen;
+  for (auto& p : sub(s).pubs)
+    seen.emplace_back(p->epoch, p->offset);
+  CAF_CHECK_EQUAL(seen, (std::vector<position>{{"r1", 1}, {"r1", 2}, {"r1", 3}, {"r1", 4},
+                                               {"r1", 5}, {"r2", 1}, {"r3", 1}}));
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

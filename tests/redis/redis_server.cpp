@@ -56,6 +56,10 @@ redis_server::redis_server(std::vector<std::string> extra_args, std::uint16_t po
       password_ = extra_args_[i + 1];
   if (port_ == 0)
     port_ = free_port();
+  char tmpl[] = "/tmp/herald-redis-XXXXXX";
+  if (::mkdtemp(tmpl) == nullptr)
+    throw std::runtime_error(std::string{"mkdtemp: "} + std::strerror(errno));
+  dir_ = tmpl;
   start();
 }
 
@@ -66,6 +70,9 @@ redis_server::~redis_server() {
     ::waitpid(pid_, &status, 0);
     pid_ = -1;
   }
+  for (const char* f : {"/dump.rdb", "/temp-dump.rdb"})
+    ::unlink((dir_ + f).c_str());
+  ::rmdir(dir_.c_str()); // fails harmlessly if Redis left something else
 }
 
 std::string redis_server::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
@@ -89,7 +96,7 @@ void redis_server::spawn() {
                                    "--bind",        "127.0.0.1",    "--save",
                                    "",              "--appendonly", "no",
                                    "--daemonize",   "no",           "--dir",
-                                   "/tmp"};
+                                   dir_};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   std::vector<char*> argv;
   for (auto& a : args)

@@ -63,6 +63,10 @@ private:
 
   std::vector<std::string> extra_args_;
   std::string password_;
+  /// Its own --dir (a fresh temporary directory, removed with it): a
+  /// replica's full sync writes dump.rdb there even with --save '', and a
+  /// shared directory would let another server load that stale dump.
+  std::string dir_;
   std::uint16_t port_ = 0;
   pid_t pid_ = -1;
   bool frozen_ = false;

@@ -8,7 +8,7 @@
 
 import { execFile, spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
@@ -203,9 +203,13 @@ export async function startRedisCluster({ masters = 3, replicas = 1, nodeTimeout
     for (let i = 0; i < masters * (1 + replicas); i++) {
       const port = await freePort();
       const bus = await freePort();
+      // Each node its own --dir: a replica's full sync writes dump.rdb even
+      // with --save '', and a restarted node must not load another's.
+      const nodeDir = path.join(dir, `node-${port}`);
+      mkdirSync(nodeDir);
       const opts = {
         port,
-        extra: ["--cluster-enabled", "yes", "--cluster-config-file", path.join(dir, `nodes-${port}.conf`),
+        extra: ["--dir", nodeDir, "--cluster-enabled", "yes", "--cluster-config-file", path.join(dir, `nodes-${port}.conf`),
           "--cluster-node-timeout", String(nodeTimeoutMs), "--cluster-port", String(bus),
           "--cluster-replica-validity-factor", "0", ...extraArgs],
         cwd: dir,

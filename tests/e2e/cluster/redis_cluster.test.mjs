@@ -421,6 +421,13 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
       await redisCli(master.port, "CLIENT", "KILL", "TYPE", "replica");
       const tail = [];
       try {
+        // Through an instance with --redis-wait-replicas=1: the frozen replica
+        // cannot confirm; the master stored (and published) it all the same,
+        // and the 503 says so, so that the publisher retries with its key.
+        const unconfirmed = await publish(hs[0].url, { channel: ch, event: "tick", data: { seq: "tail0" } });
+        assert.equal(unconfirmed.status, 503, JSON.stringify(unconfirmed.json));
+        assert.match(unconfirmed.json.error.message, /^Redis stored the publication, but not replicated: 0 of 1/, unconfirmed.json.error.message);
+        tail.push({ seq: "tail0" });
         for (let i = 1; i <= 4; i++) tail.push({ seq: `tail${i}`, offset: (await publishOk(d.url, { channel: ch, event: "tick", data: { seq: `tail${i}` } }))[ch] });
         await delivered(tail.length);
         await master.kill("SIGKILL");
