@@ -547,7 +547,12 @@ describe("centrifuge SDK: server closes", () => {
       for (let i = 0; i < 160 && !(i % 10 === 9 && (await slowClosed())); i++)
         await publishOk(h.url, { channel: "stream:cf-slow", event: "big", data: { i, pad } });
       proxy.resumeUpstream();
-      await waitFor(() => c.events.some((e) => e.name === "connecting" && e.ctx.code === 3008), "3008", 8000);
+      // The server closed it as a slow client (its own count), with 3008 when
+      // the close frame got through the drained path within the 2 s close
+      // grace; on a loaded sanitizer build the path may still hold megabytes
+      // then, and the SDK sees the TCP close ("transport closed", code 1).
+      await waitFor(() => c.events.some((e) => e.name === "connecting" && (e.ctx.code === 3008 || e.ctx.code === 1)), "the slow client's close", 8000);
+      assert.ok(await slowClosed(), "counted as slow_client by the server");
       await waitFor(() => c.state === "connected" && sub.state === "subscribed", "reconnected", 8000);
     } finally {
       c.disconnect();
