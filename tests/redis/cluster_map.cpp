@@ -3,6 +3,8 @@
 // from a real cluster is checked in tests/e2e/cluster/redis_cluster.test.mjs.
 #include "net/redis/cluster_map.hpp"
 
+#include "reply_values.hpp"
+
 #include <catch2/catch.hpp>
 
 using herald::net::redis::node_address;
@@ -10,27 +12,12 @@ using herald::net::redis::parse_redirect;
 using herald::net::redis::redirect;
 using herald::net::redis::reply;
 using herald::net::redis::slot_map;
+using herald::test::array;
+using herald::test::integer;
+using herald::test::string;
 
 namespace {
 
-reply integer(long long n) {
-  reply r;
-  r.type = reply::integer;
-  r.number = n;
-  return r;
-}
-reply string(std::string s) {
-  reply r;
-  r.type = reply::string;
-  r.str = std::move(s);
-  return r;
-}
-reply array(std::vector<reply> e) {
-  reply r;
-  r.type = reply::array;
-  r.elements = std::move(e);
-  return r;
-}
 reply node(std::string host, long long port) {
   return array({string(std::move(host)), integer(port), string("0123abcd"), array({})});
 }

@@ -3,34 +3,19 @@
 // Pure: no server needed.
 #include "net/redis/script_reply.hpp"
 
+#include "reply_values.hpp"
+
 #include <catch2/catch.hpp>
 
 using herald::net::redis::reply;
 using herald::net::redis::to_publish_result;
+using herald::test::array;
+using herald::test::integer;
+using herald::test::string;
 
-namespace {
-
-reply integer(long long n) {
-  reply r;
-  r.type = reply::integer;
-  r.number = n;
-  return r;
-}
-
-reply string(std::string s) {
-  reply r;
-  r.type = reply::string;
-  r.str = std::move(s);
-  return r;
-}
-
-} // namespace
 
 TEST_CASE("to_publish_result: stored, refused, unreplicated, disconnected", "[redis][script_reply]") {
-  reply ok;
-  ok.type = reply::array;
-  ok.elements = {string("e1"), integer(7)};
-  auto stored = to_publish_result(ok);
+  auto stored = to_publish_result(array({string("e1"), integer(7)}));
   CHECK(stored.ok);
   CHECK(stored.epoch == "e1");
   CHECK(stored.offset == 7u);
