@@ -2,9 +2,9 @@
 
 #include "actors/connection_auth.hpp"
 
-#include "net/centrifugo/protocol.hpp"
-#include "net/channel_name.hpp"
-#include "net/errors.hpp"
+#include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/channel_name.hpp"
+#include "net/wire/errors.hpp"
 
 #include <caf/event_based_actor.hpp>
 

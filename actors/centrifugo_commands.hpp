@@ -1,6 +1,6 @@
 // centrifugo_commands: the connection actor's command layer for a WebSocket
 // that speaks Centrifugo's client protocol v2 in JSON (/connection/websocket;
-// net/centrifugo/protocol.hpp is the codec, docs/centrifugo.md the contract).
+// net/wire/centrifugo/protocol.hpp is the codec, docs/centrifugo.md the contract).
 // Called from connection_actor's behavior on CAF's scheduler; everything it
 // does goes through the same machinery as Herald's own WebSocket commands:
 // connection_state's subscriptions and limits, connection_auth for tokens,

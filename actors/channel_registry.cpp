@@ -1,6 +1,6 @@
 #include "actors/channel_registry.hpp"
 
-#include "net/metrics.hpp"
+#include "net/obs/metrics.hpp"
 
 #include <caf/event_based_actor.hpp>
 #include <caf/exit_reason.hpp>

@@ -3,9 +3,9 @@
 #include "actors/centrifugo_commands.hpp"
 #include "actors/connection_auth.hpp"
 
-#include "net/errors.hpp"
-#include "net/sse/encoder.hpp"
-#include "net/ws/protocol.hpp"
+#include "net/wire/errors.hpp"
+#include "net/wire/sse/encoder.hpp"
+#include "net/wire/ws/protocol.hpp"
 
 #include <caf/event_based_actor.hpp>
 

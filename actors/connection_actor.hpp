@@ -8,7 +8,7 @@
 // connection subscribes to (limits, unsubscribe, whom to leave). Publications
 // never pass through it: a channel hands them, with its subscribe answers, to
 // the session directly (net/fanout.hpp), and the session keeps each
-// channel's position (net/subscription_table.hpp). Slow-client policy: when
+// channel's position (net/core/subscription_table.hpp). Slow-client policy: when
 // the session reports its queue above the high-water mark, the client is
 // closed (errc::slow_client: WebSocket 1013 with a reason; SSE a final
 // herald.gap notice, then close); it can reconnect with its cursor and
@@ -22,8 +22,8 @@
 #include "actors/messages.hpp"
 #include "net/auth/policy.hpp"
 #include "net/frame_sink.hpp"
-#include "net/sse/cursor.hpp"
-#include "net/ws/dialect.hpp"
+#include "net/wire/sse/cursor.hpp"
+#include "net/wire/ws/dialect.hpp"
 
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>

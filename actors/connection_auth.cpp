@@ -1,8 +1,8 @@
 #include "actors/connection_auth.hpp"
 
-#include "net/centrifugo/protocol.hpp"
-#include "net/errors.hpp"
-#include "net/json_input.hpp"
+#include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/errors.hpp"
+#include "net/wire/json_input.hpp"
 
 #include <caf/event_based_actor.hpp>
 

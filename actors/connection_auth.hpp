@@ -18,7 +18,7 @@
 #pragma once
 
 #include "actors/connection_actor.hpp"
-#include "net/ws/protocol.hpp"
+#include "net/wire/ws/protocol.hpp"
 
 #include <cstdint>
 

@@ -46,7 +46,7 @@
 #include "actors/publication.hpp"
 #include "actors/publish_ticket.hpp"
 #include "net/fanout.hpp"
-#include "net/stream_position.hpp"
+#include "net/wire/stream_position.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>

@@ -1,9 +1,9 @@
 #include "actors/publication.hpp"
 
-#include "net/metrics.hpp"
-#include "net/sse/encoder.hpp"
-#include "net/ws/frame_codec.hpp"
-#include "net/ws/protocol.hpp"
+#include "net/obs/metrics.hpp"
+#include "net/wire/sse/encoder.hpp"
+#include "net/wire/ws/frame_codec.hpp"
+#include "net/wire/ws/protocol.hpp"
 
 namespace herald::actors {
 

@@ -1,8 +1,8 @@
-// publication: the channel actor's view of net::publication (net/publication.hpp),
+// publication: the channel actor's view of net::publication (net/wire/publication.hpp),
 // and the one function that builds it.
 #pragma once
 
-#include "net/publication.hpp"
+#include "net/wire/publication.hpp"
 
 #include <caf/actor_clock.hpp>
 

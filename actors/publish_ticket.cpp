@@ -1,6 +1,6 @@
 #include "actors/publish_ticket.hpp"
 
-#include "net/errors.hpp"
+#include "net/wire/errors.hpp"
 
 namespace herald::actors {
 

@@ -6,8 +6,8 @@
 // between actors (and their threads) through publish_ticket_ptr.
 #pragma once
 
-#include "net/http/publish_request.hpp"
-#include "net/metrics.hpp"
+#include "net/wire/http/publish_request.hpp"
+#include "net/obs/metrics.hpp"
 
 #include <atomic>
 #include <cstdint>

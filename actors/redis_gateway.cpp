@@ -1,7 +1,7 @@
 #include "actors/redis_gateway.hpp"
 
-#include "net/errors.hpp"
-#include "net/metrics.hpp"
+#include "net/wire/errors.hpp"
+#include "net/obs/metrics.hpp"
 #include "net/redis/envelope.hpp"
 
 #include <caf/send.hpp>

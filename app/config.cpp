@@ -103,7 +103,7 @@ config::config() {
   set("scheduler.policy", caf::atom("sharing"));
   set("scheduler.max-threads", static_cast<size_t>(cores));
   // One I/O shard per core: fan-out writes to the sessions of each shard on
-  // its own thread (net/io_shard.hpp, docs/architecture.md).
+  // its own thread (net/core/io_shard.hpp, docs/architecture.md).
   io_threads = cores;
 }
 

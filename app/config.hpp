@@ -10,7 +10,7 @@
 #pragma once
 
 #include "net/auth/policy.hpp"
-#include "net/session_options.hpp"
+#include "net/core/session_options.hpp"
 #include "actors/channel_actor.hpp"
 
 #include <caf/actor_system_config.hpp>

@@ -7,11 +7,11 @@
 #include "actors/messages.hpp"
 #include "actors/publish_ticket.hpp"
 #include "actors/session_bridge.hpp"
-#include "net/errors.hpp"
-#include "net/http/publish_request.hpp"
-#include "net/http/status.hpp"
-#include "net/metrics_redis.hpp"
-#include "net/sse/encoder.hpp"
+#include "net/wire/errors.hpp"
+#include "net/wire/http/publish_request.hpp"
+#include "net/obs/status.hpp"
+#include "net/obs/metrics_redis.hpp"
+#include "net/wire/sse/encoder.hpp"
 #include "net/sse/sse_session.hpp"
 #include "net/ws/ws_session.hpp"
 
@@ -153,7 +153,7 @@ std::string herald_service::health() {
     j["redis_reconnects"] = status_->reconnects.load();
     // A Redis Cluster: each node's state as this instance sees it.
     if (auto nodes = net::metrics::redis_nodes(); !nodes.empty())
-      j["redis_nodes"] = net::http::redis_nodes_json(nodes);
+      j["redis_nodes"] = net::obs::redis_nodes_json(nodes);
   }
   return j.dump();
 }

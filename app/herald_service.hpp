@@ -8,7 +8,7 @@
 #include "actors/redis_gateway.hpp"
 #include "app/config.hpp"
 #include "net/frame_sink.hpp"
-#include "net/metrics.hpp"
+#include "net/obs/metrics.hpp"
 #include "net/service.hpp"
 #include "net/session_events.hpp"
 

@@ -1,6 +1,6 @@
 #include "app/server.hpp"
 
-#include "net/io_shard.hpp"
+#include "net/core/io_shard.hpp"
 
 #include "actors/channel_registry.hpp"
 #include "app/demo_page.hpp"
@@ -8,7 +8,8 @@
 #include "app/status_page.hpp"
 #include "app/logging.hpp"
 #include "actors/redis_gateway.hpp"
-#include "net/listener.hpp"
+#include "net/core/listener.hpp"
+#include "net/http/http_session.hpp"
 #include "net/redis/client.hpp"
 #include "net/redis/cluster_client.hpp"
 #include "net/redis/url.hpp"
@@ -30,7 +31,7 @@ int run_server(config& cfg) {
   // (whose destructor joins the CAF workers) goes first: no actor can post to
   // a destroyed io_context (shared/notes/caf-0.17.md section 7).
   // --io-threads I/O shards, each an io_context with a thread of its own
-  // (net/io_shard.hpp); shard 0 also runs the listener, Redis and signals.
+  // (net/core/io_shard.hpp); shard 0 also runs the listener, Redis and signals.
   net::io_shards shards{cfg.io_threads};
   asio::io_context& ioc = shards.main();
   caf::actor_system sys{cfg};
@@ -93,7 +94,13 @@ int run_server(config& cfg) {
   std::shared_ptr<net::listener> listener;
   try {
     asio::ip::tcp::endpoint ep{asio::ip::make_address(cfg.host), cfg.port};
-    listener = std::make_shared<net::listener>(shards, ep, opts, service, pages);
+    // Every accepted connection starts as an HTTP/1.1 session on its shard.
+    listener = std::make_shared<net::listener>(
+      shards, ep, opts, [opts, &service, &pages](net::tcp::socket socket, std::shared_ptr<void> slot) {
+        std::make_shared<net::http::http_session>(std::move(socket), opts, service, pages,
+                                                  std::move(slot))
+          ->run();
+      });
   } catch (const std::exception& e) {
     spdlog::critical("cannot listen on {}:{}: {}", cfg.host, cfg.port, e.what());
     caf::anon_send_exit(registry, caf::exit_reason::user_shutdown);

@@ -1,5 +1,5 @@
 // Stellar StrKey (SEP-23) for ed25519 account ids ("G..." addresses), in
-// plain JavaScript with no dependencies. Same algorithm as net/strkey.cpp:
+// plain JavaScript with no dependencies. Same algorithm as net/wire/strkey.cpp:
 //
 //   base32(version byte 48 || 32-byte key || CRC16-XModem of those 33 bytes,
 //          little-endian)

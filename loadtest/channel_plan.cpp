@@ -1,6 +1,6 @@
 #include "loadtest/channel_plan.hpp"
 
-#include "net/strkey.hpp"
+#include "net/wire/strkey.hpp"
 
 #include <array>
 

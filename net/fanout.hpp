@@ -18,8 +18,8 @@
 // ignores what still reaches it.
 #pragma once
 
-#include "net/publication.hpp"
-#include "net/stream_position.hpp"
+#include "net/wire/publication.hpp"
+#include "net/wire/stream_position.hpp"
 
 #include <functional>
 #include <memory>
@@ -58,7 +58,7 @@ public:
 using subscriber_list = std::vector<std::shared_ptr<subscriber_sink>>;
 using subscriber_list_ptr = std::shared_ptr<const subscriber_list>;
 
-/// One I/O shard's inbound queue (net/io_shard.hpp runs it on the shard's
+/// One I/O shard's inbound queue (net/core/io_shard.hpp runs it on the shard's
 /// thread; tests use an inline one). Every method is thread-safe, never
 /// blocks for long, and runs what it is given on the shard's thread in the
 /// order it was given (FIFO across all three methods).

@@ -1,8 +1,8 @@
 // frame_sink: the control seam between a connection actor and its session.
 //
-// A session (sse_session, ws_session, both on net/stream_session) implements
+// A session (sse_session, ws_session, both on net/core/stream_session) implements
 // it; the connection actor calls it from a CAF worker thread. Every call only
-// appends to the session's shard queue (net/io_shard.hpp), in the same FIFO
+// appends to the session's shard queue (net/core/io_shard.hpp), in the same FIFO
 // as the channels' answers and fan-outs, so it never blocks, may be called
 // from any thread, and keeps its order relative to what the connection actor
 // caused before (a subscribe's expect() precedes the channel's answer).
@@ -11,10 +11,10 @@
 // subscriber_sink, which this interface extends).
 #pragma once
 
-#include "net/close_reason.hpp"
+#include "net/wire/close_reason.hpp"
 #include "net/fanout.hpp"
-#include "net/frame.hpp"
-#include "net/sse/cursor.hpp"
+#include "net/wire/frame.hpp"
+#include "net/wire/sse/cursor.hpp"
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -48,7 +48,7 @@ public:
 
   /// Queues `body` for the client, preceded by `prefix` (an SSE `id:` line,
   /// or empty). `body` must not be null. `accepted_ns`: when the publication
-  /// in `body` was accepted (net/metrics.hpp now_ns()), so the session can
+  /// in `body` was accepted (net/obs/metrics.hpp now_ns()), so the session can
   /// report publish-to-write latency once it is written; 0 for anything that
   /// is not a publication. Thread-safe; never blocks.
   virtual void deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0) = 0;
@@ -66,7 +66,7 @@ public:
   virtual void begin(std::vector<std::string> channels, std::vector<sse::cursor_entry> cursor) = 0;
 
   /// A subscribe to `channel` is on its way to the channel as the
-  /// connection's request number `request` (net/subscription_table.hpp
+  /// connection's request number `request` (net/core/subscription_table.hpp
   /// expect(): `id` the client's command id, `since` its position;
   /// `reject_unrecovered` the Centrifugo subscribe flag bit 2: answer a failed
   /// recovery with error 112).

@@ -5,12 +5,12 @@
 // session's strand and must return at once.
 #pragma once
 
-#include "net/errors.hpp"
+#include "net/wire/errors.hpp"
 #include "net/auth/policy.hpp"
-#include "net/http/publish_request.hpp"
-#include "net/publication.hpp"
-#include "net/sse/cursor.hpp"
-#include "net/stream_position.hpp"
+#include "net/wire/http/publish_request.hpp"
+#include "net/wire/publication.hpp"
+#include "net/wire/sse/cursor.hpp"
+#include "net/wire/stream_position.hpp"
 
 #include <functional>
 #include <memory>

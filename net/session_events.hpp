@@ -5,7 +5,7 @@
 // actor, so every call returns at once.
 #pragma once
 
-#include "net/close_reason.hpp"
+#include "net/wire/close_reason.hpp"
 
 #include <cstddef>
 #include <string>

@@ -7,7 +7,7 @@
 #include "loadtest/sse_parser.hpp"
 #include "loadtest/svg_plot.hpp"
 #include "loadtest/ws_client.hpp"
-#include "net/strkey.hpp"
+#include "net/wire/strkey.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -1,11 +1,11 @@
 // gate: the authentication decisions of an HTTP request, before any session
 // exists (pure; the caller passes header values and the time). http_session
-// turns a refusal into its HTTP status and JSON body through net/errors.
+// turns a refusal into its HTTP status and JSON body through net/wire/errors.
 // docs/auth.md is the contract.
 #pragma once
 
 #include "net/auth/policy.hpp"
-#include "net/errors.hpp"
+#include "net/wire/errors.hpp"
 
 #include <string>
 #include <string_view>

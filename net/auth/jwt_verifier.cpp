@@ -1,6 +1,6 @@
 #include "net/auth/jwt_verifier.hpp"
 
-#include "net/json_input.hpp"
+#include "net/wire/json_input.hpp"
 
 #include <jwt.h>
 #include <nlohmann/json.hpp>

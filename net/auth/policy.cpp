@@ -1,7 +1,7 @@
 #include "net/auth/policy.hpp"
 
-#include "net/channel_name.hpp"
-#include "net/strkey.hpp"
+#include "net/wire/channel_name.hpp"
+#include "net/wire/strkey.hpp"
 
 #include <openssl/crypto.h>
 #include <openssl/sha.h>

@@ -3,20 +3,26 @@
 #include <boost/url/parse.hpp>
 
 #include "net/auth/gate.hpp"
-#include "net/channel_name.hpp"
-#include "net/http/publish_request.hpp"
-#include "net/http/server_api.hpp"
-#include "net/http/status.hpp"
-#include "net/metrics.hpp"
+#include "net/wire/channel_name.hpp"
+#include "net/wire/http/publish_request.hpp"
+#include "net/wire/http/server_api.hpp"
+#include "net/obs/status.hpp"
+#include "net/obs/metrics.hpp"
 #include "net/http/request_check.hpp"
 #include "net/service.hpp"
-#include "net/sse/cursor.hpp"
+#include "net/wire/sse/cursor.hpp"
 #include "net/sse/sse_session.hpp"
-#include "net/ws/upgrade.hpp"
+#include "net/wire/ws/upgrade.hpp"
 #include "net/ws/ws_session.hpp"
 
 
 namespace herald::net::http {
+
+using obs::readyz_body;
+using obs::status_json;
+using obs::info_json;
+using obs::metrics_content_type;
+using obs::wants_json;
 
 namespace {
 constexpr std::string_view json_type = "application/json";

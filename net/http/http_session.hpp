@@ -8,9 +8,9 @@
 #pragma once
 
 #include "net/asio.hpp"
-#include "net/errors.hpp"
+#include "net/wire/errors.hpp"
 #include "net/http/request_check.hpp"
-#include "net/session_options.hpp"
+#include "net/core/session_options.hpp"
 
 #include <memory>
 #include <optional>
@@ -31,7 +31,7 @@ struct static_pages {
 class http_session : public std::enable_shared_from_this<http_session> {
 public:
   /// @param slot the connection's place in the per-address count
-  ///        (net/connection_limit.hpp); held until the connection ends, also
+  ///        (net/core/connection_limit.hpp); held until the connection ends, also
   ///        by the SSE or WebSocket session it becomes. May be null.
   http_session(tcp::socket socket, const session_options& opts, service& svc,
                const static_pages& pages, std::shared_ptr<void> slot = {});
@@ -60,7 +60,7 @@ private:
   void send_error(errc code, std::string_view message, bool keep_alive, unsigned version);
   /// Every refusal, whichever body shape (Herald's or Centrifugo's API):
   /// counts it in metrics, logs it with the peer address, sends `body` (JSON)
-  /// with the status of `code` in the net/errors table.
+  /// with the status of `code` in the net/wire/errors table.
   void send_refusal(errc code, std::string_view message, std::string body, bool keep_alive,
                     unsigned version);
   void send(unsigned status, std::string content_type, std::string body, bool keep_alive,

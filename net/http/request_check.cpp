@@ -1,7 +1,7 @@
 #include "net/http/request_check.hpp"
 
-#include "net/channel_name.hpp"
-#include "net/sse/cursor.hpp"
+#include "net/wire/channel_name.hpp"
+#include "net/wire/sse/cursor.hpp"
 
 #include <boost/url/parse.hpp>
 #include <boost/url/url_view.hpp>

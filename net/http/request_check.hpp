@@ -8,7 +8,7 @@
 #pragma once
 
 #include "net/asio.hpp"
-#include "net/errors.hpp"
+#include "net/wire/errors.hpp"
 #include "net/service.hpp"
 
 #include <cstddef>

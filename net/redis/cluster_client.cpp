@@ -1,6 +1,6 @@
 #include "net/redis/cluster_client.hpp"
 
-#include "net/metrics_redis.hpp"
+#include "net/obs/metrics_redis.hpp"
 #include "net/redis/envelope.hpp"
 #include "net/redis/slot.hpp"
 

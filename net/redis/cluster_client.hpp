@@ -155,7 +155,7 @@ private:
   void update_state(const std::string& reason);
   /// Why the client is not up (empty: it is).
   std::string down_reason() const;
-  /// Hands the per-node figures to /metrics (net/metrics_redis.hpp).
+  /// Hands the per-node figures to /metrics (net/obs/metrics_redis.hpp).
   void publish_figures();
   /// Calls on_still_down when not up and the reason changed.
   void report_still_down();

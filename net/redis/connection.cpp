@@ -1,6 +1,6 @@
 #include "net/redis/connection.hpp"
 
-#include "net/metrics.hpp"
+#include "net/obs/metrics.hpp"
 #include "net/redis/hiredis_asio.hpp"
 
 #include <hiredis/async.h>

@@ -2,9 +2,9 @@
 
 #include "net/redis/redis_scripts.hpp"
 
-#include "net/channel_name.hpp"
-#include "net/json_input.hpp"
-#include "net/stream_position.hpp"
+#include "net/wire/channel_name.hpp"
+#include "net/wire/json_input.hpp"
+#include "net/wire/stream_position.hpp"
 
 namespace herald::net::redis {
 

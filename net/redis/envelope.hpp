@@ -12,7 +12,7 @@
 namespace herald::net::redis {
 
 /// Redis names for one Herald channel under a prefix (default "herald:").
-/// The channel name must already be valid (net/channel_name.hpp): it then
+/// The channel name must already be valid (net/wire/channel_name.hpp): it then
 /// holds only [A-Za-z0-9_.:-], so it cannot reach outside its key. Every
 /// name starts with `<prefix>{<channel>}`: the braces are a Redis Cluster
 /// hash tag (Redis Cluster specification, "Hash tags"), so all the names of

@@ -1,6 +1,6 @@
 #include "net/sse/sse_session.hpp"
 
-#include "net/sse/encoder.hpp"
+#include "net/wire/sse/encoder.hpp"
 
 namespace herald::net::sse {
 

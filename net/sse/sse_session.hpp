@@ -1,13 +1,13 @@
 // sse_session: one Server-Sent Events client (WHATWG HTML, "Server-sent
 // events"). Created by http_session when GET /v1/sse validated; owns the TCP
-// socket from then on. On top of net/stream_session (queue, writes, close,
+// socket from then on. On top of net/core/stream_session (queue, writes, close,
 // delivery state) it writes the response head, a comment heartbeat after
 // --sse-heartbeat of silence, and watches the socket for the client's close.
 // It ends when the client goes away, a write fails or times out, or close()
 // is called; it reports that once through session_events::on_closed.
 #pragma once
 
-#include "net/stream_session.hpp"
+#include "net/core/stream_session.hpp"
 
 #include <array>
 #include <memory>

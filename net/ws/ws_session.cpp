@@ -1,11 +1,11 @@
 #include "net/ws/ws_session.hpp"
 
-#include "net/centrifugo/protocol.hpp"
-#include "net/errors.hpp"
-#include "net/metrics.hpp"
+#include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/errors.hpp"
+#include "net/obs/metrics.hpp"
 #include "net/service.hpp"
-#include "net/ws/protocol.hpp"
-#include "net/ws/upgrade.hpp"
+#include "net/wire/ws/protocol.hpp"
+#include "net/wire/ws/upgrade.hpp"
 
 #include <array>
 

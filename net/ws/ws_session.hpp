@@ -2,10 +2,10 @@
 // docs/protocol.md.
 //
 // The opening handshake (section 4.2) is Beast's (accept_upgrade below);
-// the open connection's framing is Herald's own (net/ws/frame_codec.hpp): a
+// the open connection's framing is Herald's own (net/wire/ws/frame_codec.hpp): a
 // publication's frame header and payload are encoded once and shared by
 // every subscriber, and queued frames go out in one gathered write with the
-// rest of net/stream_session (queue, high-water mark, write timeout, close).
+// rest of net/core/stream_session (queue, high-water mark, write timeout, close).
 // This class adds: the read loop (client frames: masked, fragments, control
 // frames between fragments, UTF-8 text, the message size limit: 1002, 1007,
 // 1009 per section 7.4.1), binary-message refusal (1003), answering pings,
@@ -29,10 +29,10 @@
 #pragma once
 
 #include "net/auth/policy.hpp"
-#include "net/stream_session.hpp"
-#include "net/token_bucket.hpp"
-#include "net/ws/dialect.hpp"
-#include "net/ws/frame_codec.hpp"
+#include "net/core/stream_session.hpp"
+#include "net/core/token_bucket.hpp"
+#include "net/wire/ws/dialect.hpp"
+#include "net/wire/ws/frame_codec.hpp"
 
 #include <memory>
 

@@ -1,12 +1,12 @@
 // A session stand-in for connection actor tests: it implements frame_sink
-// with a real subscription_table (net/subscription_table.hpp) and an inline
+// with a real subscription_table (net/core/subscription_table.hpp) and an inline
 // shard, and records what would be written to the client. The same
 // behaviour is covered end to end against real sockets in tests/e2e.
 #pragma once
 
-#include "net/centrifugo/protocol.hpp"
+#include "net/wire/centrifugo/protocol.hpp"
 #include "net/frame_sink.hpp"
-#include "net/subscription_table.hpp"
+#include "net/core/subscription_table.hpp"
 #include "recording_subscriber.hpp"
 
 #include <memory>

@@ -244,7 +244,7 @@ describe("GET /metrics", { timeout: 90_000 }, () => {
     );
     assert.equal(d(m4, "herald_recoveries_total", { result: "failed" }), 1);
 
-    // HTTP errors by code (the net/errors table).
+    // HTTP errors by code (the net/wire/errors table).
     assert.equal((await getJson(h.url, "/v1/sse?channel=nope")).status, 400);
     assert.equal((await publish(h.url, { channel: CHANNEL, event: "herald.x", data: 1 })).status, 400);
     assert.equal((await getJson(h.url, "/no/such/route")).status, 404);

@@ -1,9 +1,9 @@
 // The open WebSocket connection's framing (RFC 6455), which Herald writes and
-// parses itself after Beast's handshake (net/ws/frame_codec, net/ws/ws_session):
+// parses itself after Beast's handshake (net/wire/ws/frame_codec, net/ws/ws_session):
 // raw clients send frames byte by byte, split, fragmented, with control frames
 // in between, and break each rule; the `ws` package checks what Herald writes
 // (a publication frame shared by many subscribers, large payloads, many frames
-// in one gathered write). Malformed upgrades get JSON errors (net/ws/upgrade).
+// in one gathered write). Malformed upgrades get JSON errors (net/wire/ws/upgrade).
 // A bystander must keep receiving through all of it.
 
 import assert from "node:assert/strict";

@@ -1,10 +1,10 @@
 // Fuzz target: one WebSocket text message from a Centrifugo client
-// (net/centrifugo/protocol: '\n'-separated commands), then every reply the
+// (net/wire/centrifugo/protocol: '\n'-separated commands), then every reply the
 // server could build from what was parsed, and the close a refusal becomes.
 #include "fuzz_check.hpp"
 
-#include "net/centrifugo/protocol.hpp"
-#include "net/json_input.hpp"
+#include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/json_input.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -2,9 +2,9 @@
 // client writes them in ?channel=, a WebSocket subscribe or a publish body.
 #include "fuzz_check.hpp"
 
-#include "net/channel_name.hpp"
-#include "net/sse/cursor.hpp"
-#include "net/strkey.hpp"
+#include "net/wire/channel_name.hpp"
+#include "net/wire/sse/cursor.hpp"
+#include "net/wire/strkey.hpp"
 
 #include <cstddef>
 #include <cstdint>

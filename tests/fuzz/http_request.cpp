@@ -4,9 +4,9 @@
 // query and Last-Event-ID, and the publish body.
 #include "fuzz_check.hpp"
 
-#include "net/http/publish_request.hpp"
+#include "net/wire/http/publish_request.hpp"
 #include "net/http/request_check.hpp"
-#include "net/session_options.hpp"
+#include "net/core/session_options.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,10 +1,10 @@
-// Fuzz target: client JSON (net/json_input): the nesting limit holds for
+// Fuzz target: client JSON (net/wire/json_input): the nesting limit holds for
 // anything accepted, and what is accepted re-serialises to one line of JSON
 // that parses back to the same value; nothing accepted names a key twice in
 // one object (the keys the text holds are exactly the keys of the value).
 #include "fuzz_check.hpp"
 
-#include "net/json_input.hpp"
+#include "net/wire/json_input.hpp"
 
 #include <cstddef>
 #include <cstdint>

@@ -1,9 +1,9 @@
-// Fuzz target: the body of POST /v1/publish (net/http/publish_request).
+// Fuzz target: the body of POST /v1/publish (net/wire/http/publish_request).
 #include "fuzz_check.hpp"
 
-#include "net/channel_name.hpp"
-#include "net/http/publish_request.hpp"
-#include "net/json_input.hpp"
+#include "net/wire/channel_name.hpp"
+#include "net/wire/http/publish_request.hpp"
+#include "net/wire/json_input.hpp"
 
 #include <cstddef>
 #include <cstdint>

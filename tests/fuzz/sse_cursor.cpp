@@ -3,7 +3,7 @@
 // parses to the same entries.
 #include "fuzz_check.hpp"
 
-#include "net/sse/cursor.hpp"
+#include "net/wire/sse/cursor.hpp"
 
 #include <cstddef>
 #include <cstdint>

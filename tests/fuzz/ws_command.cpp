@@ -1,10 +1,10 @@
-// Fuzz target: one WebSocket text message from a client (net/ws/protocol),
+// Fuzz target: one WebSocket text message from a client (net/wire/ws/protocol),
 // then every reply the server could build from what was parsed.
 #include "fuzz_check.hpp"
 
-#include "net/channel_name.hpp"
-#include "net/json_input.hpp"
-#include "net/ws/protocol.hpp"
+#include "net/wire/channel_name.hpp"
+#include "net/wire/json_input.hpp"
+#include "net/wire/ws/protocol.hpp"
 
 #include <cstddef>
 #include <cstdint>

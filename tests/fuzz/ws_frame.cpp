@@ -1,13 +1,13 @@
 // Fuzz target: the bytes a WebSocket client sends after the upgrade
-// (net/ws/frame_codec). Input layout: 2 bytes of message limit (little endian,
+// (net/wire/ws/frame_codec). Input layout: 2 bytes of message limit (little endian,
 // & 0x3fff, so 1009 is easy to reach), 1 byte seeding the read splits, then the
 // stream of frames. The stream is parsed whole by one parser and in random
 // splits by another; both must report the same events, and every event must
 // hold the parser's promises.
 #include "fuzz_check.hpp"
 
-#include "net/ws/frame_codec.hpp"
-#include "net/ws/utf8.hpp"
+#include "net/wire/ws/frame_codec.hpp"
+#include "net/wire/ws/utf8.hpp"
 
 #include <cstddef>
 #include <cstdint>

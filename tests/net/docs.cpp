@@ -1,10 +1,10 @@
 // The tables of docs/protocol.md and docs/auth.md, read and compared with the
-// server: the error table (net/errors.cpp), the refusal texts of net/auth,
+// server: the error table (net/wire/errors.cpp), the refusal texts of net/auth,
 // and the gap reasons the code writes. A change that makes the docs drift
 // from the server fails here.
-#include "net/errors.hpp"
+#include "net/wire/errors.hpp"
 
-#include "net/centrifugo/protocol.hpp"
+#include "net/wire/centrifugo/protocol.hpp"
 
 #include "net/auth/gate.hpp"
 #include "net/auth/jwt_verifier.hpp"
@@ -176,7 +176,7 @@ TEST_CASE("docs/protocol.md: WebSocket errors and close codes", "[docs]") {
     INFO(info(e).code);
     CHECK(codes.count(std::to_string(info(e).close_code)));
   }
-  std::set<std::string> used{"1002", "1007"}; // framing errors, net/ws/frame_codec
+  std::set<std::string> used{"1002", "1007"}; // framing errors, net/wire/ws/frame_codec
   for (std::size_t i = 0; i < herald::errc_count; ++i)
     used.insert(std::to_string(info(static_cast<errc>(i)).close_code));
   for (const auto& c : codes) {
@@ -193,10 +193,10 @@ TEST_CASE("docs/protocol.md: every gap reason the code writes, on every transpor
     documented[unquote(r[0])] = r;
   }
   // The reasons in the code: recovery decisions (actors/channel_actor.cpp),
-  // live gaps (net/subscription_table.cpp) and the slow-client notice.
+  // live gaps (net/core/subscription_table.cpp) and the slow-client notice.
   std::set<std::string> in_code{"slow_client"};
   std::regex reason_re{R"re((?:reason = |gap\(e, )"([a-z_]+)")re"};
-  for (auto file : {"actors/channel_actor.cpp", "net/subscription_table.cpp"}) {
+  for (auto file : {"actors/channel_actor.cpp", "net/core/subscription_table.cpp"}) {
     auto text = read_source(file);
     for (std::sregex_iterator i{text.begin(), text.end(), reason_re}, end; i != end; ++i)
       in_code.insert((*i)[1]);
@@ -214,7 +214,7 @@ TEST_CASE("docs/protocol.md: every gap reason the code writes, on every transpor
     CHECK(documented[live][1].find("live") != std::string::npos);
     CHECK(documented[live][2].find("live `gap`") != std::string::npos);
   }
-  auto subscription_table = read_source("net/subscription_table.cpp");
+  auto subscription_table = read_source("net/core/subscription_table.cpp");
   CHECK(subscription_table.find("sse::encode_gap(e.channel, reason)") != std::string::npos);
 }
 

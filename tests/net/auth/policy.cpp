@@ -1,7 +1,7 @@
 // Channel permissions, API key, Origin and the HTTP gates (pure functions).
 #include "net/auth/gate.hpp"
 #include "net/auth/policy.hpp"
-#include "net/strkey.hpp"
+#include "net/wire/strkey.hpp"
 
 #include "tests/net/auth/test_tokens.hpp"
 

@@ -1,0 +1,82 @@
+// outbound_queue: a connection's bounded queue of frames waiting for the
+// socket, with high/low-water mark accounting. Pure (no Asio): the sessions
+// own one each and run it on their strand; tests drive it directly.
+//
+// Items are (prefix, shared frame) pairs so that a per-connection SSE id line
+// can precede a frame shared by every subscriber without copying the frame.
+// Every queue reports its byte count changes to the herald_outbound_buffer_bytes
+// gauge, and each written item that carries the time its publication was
+// accepted to the publish-to-write histogram (net/obs/metrics.hpp).
+#pragma once
+
+#include "net/wire/frame.hpp"
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace herald::net {
+
+class outbound_queue {
+public:
+  /// Watermark transitions reported by push() and complete_write().
+  enum class watermark { none, crossed_high, back_to_low };
+
+  /// @param high_water_mark bytes; the low-water mark is half of it.
+  explicit outbound_queue(std::size_t high_water_mark) : hwm_(high_water_mark) {}
+  /// Takes what is still queued off the outbound-bytes gauge.
+  ~outbound_queue();
+  outbound_queue(const outbound_queue&) = delete;
+  outbound_queue& operator=(const outbound_queue&) = delete;
+
+  /// Appends an item. @param accepted_ns when the item's publication was
+  /// accepted (metrics::now_ns()), 0 for items that are no publication.
+  /// @returns crossed_high once per episode.
+  watermark push(std::string prefix, frame body, std::int64_t accepted_ns = 0);
+
+  /// Selects up to `max_items` queued items (at most `max_bytes`, but always
+  /// at least one) for one write and appends their buffers to `out`.
+  /// @pre no write in flight and !empty(). @returns the number of items.
+  std::size_t begin_write(std::vector<std::string_view>& out, std::size_t max_items,
+                          std::size_t max_bytes);
+
+  /// Removes the items of the write in flight; each one that carries an
+  /// accepted time is observed as publish-to-write latency up to `now_ns`
+  /// (metrics::now_ns(); 0: observe nothing). @returns back_to_low once per episode.
+  watermark complete_write(std::int64_t now_ns = 0);
+
+  /// Drops every item not in flight (used when closing).
+  void drop_pending();
+
+  bool empty() const noexcept { return pending() == 0 && flight_.empty(); }
+  bool writing() const noexcept { return !flight_.empty(); }
+  /// Items queued and not in flight.
+  std::size_t pending() const noexcept { return items_.size() - head_; }
+  /// Bytes queued, in flight included.
+  std::size_t bytes() const noexcept { return bytes_; }
+  bool above_high_water_mark() const noexcept { return above_; }
+  std::size_t high_water_mark() const noexcept { return hwm_; }
+
+private:
+  struct item {
+    std::string prefix;
+    frame body;
+    std::int64_t accepted_ns; ///< 0: not a publication
+    std::size_t size() const noexcept { return prefix.size() + body->size(); }
+  };
+  /// Waiting items are items_[head_..]; the write in flight owns its items in
+  /// flight_, which nothing touches until complete_write(), so the buffers
+  /// handed to the socket stay valid however items_ grows (a short prefix
+  /// lives inside its item). Two vectors: an idle connection's queue holds no
+  /// memory at all (a std::deque holds ~600 bytes even when empty).
+  std::vector<item> items_;
+  std::size_t head_ = 0;
+  std::vector<item> flight_;
+  std::size_t bytes_ = 0;
+  std::size_t hwm_;
+  bool above_ = false;
+};
+
+} // namespace herald::net

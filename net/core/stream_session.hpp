@@ -1,0 +1,115 @@
+// stream_session: the body both transports share once a client is streaming
+// (SSE after its response head, WebSocket after its handshake): the bounded
+// outbound queue with its high-water mark, gathered writes, the write
+// timeout, close with its grace time, the per-channel delivery state
+// (net/core/subscription_table.hpp) and both seams: frame_sink for the connection
+// actor, subscriber_sink for the channels (net/fanout.hpp).
+//
+// Threads: the session lives on one I/O shard (net/core/io_shard.hpp). Every
+// handler, and every on_* method, runs on that shard's thread; frame_sink's
+// methods may be called from any thread and go through the shard's queue.
+// The session is held by shared_ptr: by its pending I/O handlers, its
+// connection actor, and the channels it subscribes to; it reports
+// session_events::on_closed exactly once, and ignores everything after.
+//
+// Overflow policy (backpressure): when the queued bytes cross the
+// high-water mark (--client-max-buffer) the session reports it to the
+// connection actor, which closes the client (slow_client: WebSocket 1013,
+// SSE a final herald.gap); if the queue still reaches twice the mark the
+// session closes the client itself with the same code.
+#pragma once
+
+#include "net/asio.hpp"
+#include "net/frame_sink.hpp"
+#include "net/core/io_shard.hpp"
+#include "net/core/outbound_queue.hpp"
+#include "net/session_events.hpp"
+#include "net/core/session_options.hpp"
+#include "net/core/subscription_table.hpp"
+
+#include <chrono>
+#include <memory>
+#include <vector>
+
+namespace herald::net {
+
+class stream_session : public frame_sink,
+                       protected subscription_table::output,
+                       public std::enable_shared_from_this<stream_session> {
+public:
+  /// Keeps `token` (the connection's per-address slot, net/core/connection_limit.hpp)
+  /// until this session is destroyed.
+  void hold(std::shared_ptr<void> token) { slot_ = std::move(token); }
+
+  /// Remote endpoint as "address:port", for logs.
+  const std::string& peer() const noexcept { return peer_; }
+
+  // -- frame_sink (any thread) --------------------------------------------
+  void deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0) override;
+  void close(close_request req) override;
+  void begin(std::vector<std::string> channels, std::vector<sse::cursor_entry> cursor) override;
+  void expect(std::string channel, std::uint64_t request, nlohmann::json id,
+              std::optional<stream_position> since, bool reject_unrecovered) override;
+  void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override;
+
+  // -- subscriber_sink (the shard's thread) -------------------------------
+  shard& home() noexcept override { return *shard_; }
+  void on_answer(const subscription_answer& a) override;
+  void on_publication(const publication_ptr& p) override;
+
+protected:
+  /// @param socket connected socket on one shard's io_context.
+  stream_session(tcp::socket socket, const session_options& opts, metrics::transport kind);
+
+  /// Queues bytes (prefix, then body) and starts a write if none is in
+  /// flight. Applies the high-water mark. @param accepted_ns as in
+  /// frame_sink::deliver.
+  void push(std::string prefix, frame body, std::int64_t accepted_ns = 0);
+  /// Closes as `req` says (see frame_sink::close); on the shard thread.
+  void on_close(close_request req);
+  /// Closes the socket, cancels timers, reports on_closed once.
+  void finish(close_reason reason);
+
+  // -- what a transport adds ----------------------------------------------
+  /// Queues `message` (frame_sink::deliver body, or a table message) in the
+  /// transport's encoding.
+  virtual void push_message(std::string prefix, frame message, std::int64_t accepted_ns) = 0;
+  /// Queues the transport's last bytes for `req` (the close is in progress).
+  virtual void push_final(close_request& req) = 0;
+  /// Everything queued while closing was written: finish now, or wait (the
+  /// grace timer finishes anyway).
+  virtual void on_final_written() { finish(closing_reason_); }
+  /// The session finished: cancel the transport's own timers.
+  virtual void on_finished() {}
+
+  tcp::socket socket_;
+  session_options opts_;
+  metrics::transport kind_;
+  shard* shard_;
+  outbound_queue queue_;
+  subscription_table table_;
+  std::shared_ptr<session_events> events_;
+  asio::steady_timer grace_timer_;
+  asio::steady_timer write_timer_;
+  std::chrono::steady_clock::time_point write_started_; ///< start of the last write
+  std::string peer_;
+  close_reason closing_reason_ = close_reason::client;
+  bool closing_ = false;
+  bool closed_ = false;
+
+private:
+  void do_write();
+  void on_write(beast::error_code ec, std::size_t bytes);
+  /// Bookkeeping of a completed write of `bytes`; false if the session
+  /// closed meanwhile (the close's last bytes went out).
+  bool written(std::size_t bytes);
+  void arm_write_timer();
+
+  std::vector<std::string_view> views_;
+  std::vector<asio::const_buffer> buffers_;
+  std::size_t write_items_ = 0; ///< items in the write in flight (metrics)
+  bool write_timer_armed_ = false;
+  std::shared_ptr<void> slot_; ///< per-address connection count
+};
+
+} // namespace herald::net

@@ -1,0 +1,271 @@
+#include "net/core/subscription_table.hpp"
+
+#include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/errors.hpp"
+#include "net/wire/sse/encoder.hpp"
+#include "net/wire/ws/protocol.hpp"
+
+#include <algorithm>
+#include <charconv>
+
+namespace herald::net {
+
+namespace cf = centrifugo;
+
+namespace {
+// A Centrifugo command id, as the connection actor put it in the entry.
+std::uint32_t cf_id(const nlohmann::json& id) {
+  if (!id.is_number_integer() || id.get<std::int64_t>() < 0)
+    return 0;
+  return static_cast<std::uint32_t>(id.get<std::int64_t>());
+}
+} // namespace
+
+subscription_table::entry* subscription_table::find(const std::string& channel) noexcept {
+  for (auto& e : entries_)
+    if (e.channel == channel)
+      return &e;
+  return nullptr;
+}
+
+void subscription_table::begin(const std::vector<std::string>& channels,
+                               const std::vector<sse::cursor_entry>& cursor) {
+  for (const auto& name : channels) {
+    entry e;
+    e.channel = name;
+    e.hash = sse::channel_hash(name);
+    for (const auto& c : cursor)
+      if (c.channel_hash == e.hash)
+        e.since = c.position;
+    entries_.push_back(std::move(e));
+  }
+  waiting_ = entries_.size();
+}
+
+void subscription_table::expect(const std::string& channel, std::uint64_t request,
+                                nlohmann::json id, std::optional<stream_position> since,
+                                bool reject_unrecovered) {
+  entry* e = find(channel);
+  if (e == nullptr) {
+    entries_.emplace_back();
+    e = &entries_.back();
+    e->channel = channel;
+    e->hash = sse::channel_hash(channel);
+  }
+  e->request = request;
+  e->id = std::move(id);
+  e->since = std::move(since);
+  e->reject_unrecovered = reject_unrecovered;
+  e->active = false;
+  e->position = {};
+}
+
+void subscription_table::forget(const std::string& channel,
+                                std::optional<nlohmann::json> unsub_id) {
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const entry& e) { return e.channel == channel; });
+  const bool cfo = dialect_ == ws::dialect::centrifugo;
+  if (it != entries_.end()) {
+    if (!it->active && kind_ == transport::ws && !it->id.is_null()) {
+      // The subscribe is still on its way: it ends here, and says so.
+      constexpr std::string_view why = "unsubscribed before the subscription completed";
+      out_.write_message({}, cfo ? cf::encode_error(cf_id(it->id), cf::error_code::bad_request, why)
+                                 : ws::encode_error(it->id, errc::cancelled, why, channel));
+    }
+    entries_.erase(it);
+  }
+  if (unsub_id)
+    out_.write_message({}, cfo ? cf::encode_unsubscribe(cf_id(*unsub_id))
+                               : ws::encode_unsubscribed(*unsub_id, channel));
+}
+
+std::string subscription_table::cursor() const {
+  auto line = id_line(); // "id: <cursor>\n"
+  return line.substr(4, line.size() - 5);
+}
+
+void subscription_table::set_epoch(entry& e, const std::string& epoch) {
+  e.position.epoch = epoch;
+  if (kind_ != transport::sse)
+    return;
+  // The cursor entry without its offset: "<hash>-<epoch>-" (net/wire/sse/cursor.hpp).
+  e.cursor_head.clear();
+  sse::append_entry(e.cursor_head, {e.hash, {epoch, 0}});
+  e.cursor_head.pop_back(); // the offset "0"
+}
+
+std::string subscription_table::id_line() const {
+  std::size_t size = 5;
+  for (const auto& e : entries_)
+    size += e.cursor_head.size() + 21;
+  std::string out;
+  out.reserve(size);
+  out += "id: ";
+  const auto start = out.size();
+  for (const auto& e : entries_) {
+    if (!e.active)
+      continue;
+    if (out.size() != start)
+      out.push_back('_');
+    out += e.cursor_head;
+    char num[20];
+    auto res = std::to_chars(num, num + sizeof num, e.position.offset);
+    out.append(num, res.ptr);
+  }
+  out.push_back('\n');
+  return out;
+}
+
+bool subscription_table::gap(entry& e, std::string_view reason) {
+  if (kind_ == transport::sse) {
+    ++ids_written_;
+    out_.write_message(id_line(), sse::encode_gap(e.channel, reason));
+  } else if (dialect_ == ws::dialect::centrifugo) {
+    // The SDK answers a code >= 2500 by subscribing again from its last
+    // position (and recovers); until then nothing more is written.
+    out_.write_message({}, cf::encode_unsubscribe_push(e.channel, cf::gap_unsubscribe_code,
+                                                       reason));
+    e.active = false;
+    e.request = ~std::uint64_t{0}; // no answer is awaited: only a new subscribe revives it
+    return false;
+  } else {
+    nlohmann::json j{{"op", "gap"}, {"channel", e.channel}, {"reason", reason}};
+    out_.write_message({}, j.dump());
+  }
+  return true;
+}
+
+void subscription_table::deliver(entry& e, const publication& p, bool live) {
+  if (p.epoch != e.position.epoch) {
+    // The channel's history was lost and restarted (cluster mode: the
+    // channel expired in Redis): offsets count anew. Say so, then go on.
+    set_epoch(e, p.epoch);
+    e.position.offset = p.offset - 1;
+    if (!gap(e, "epoch_changed"))
+      return;
+  }
+  if (p.offset <= e.position.offset)
+    return; // already written (the recovery seam)
+  if (p.offset > e.position.offset + 1) {
+    // Never expected inside one channel actor's lifetime; never silent.
+    e.position.offset = p.offset - 1;
+    if (!gap(e, "missed_publications"))
+      return;
+  }
+  e.position.offset = p.offset;
+  metrics::delivered(kind_);
+  if (kind_ == transport::sse)
+    ++ids_written_;
+  out_.write_publication(p, kind_ == transport::sse ? id_line() : std::string{},
+                         live ? p.accepted_ns : 0);
+}
+
+// Sets the position a subscription starts from: where the client was when
+// the channel replays, the channel's head otherwise.
+void subscription_table::take_position(entry& e, const subscription_answer& a) {
+  e.active = true;
+  set_epoch(e, a.position.epoch);
+  e.position.offset = (e.since && a.recovered) ? e.since->offset : a.position.offset;
+}
+
+void subscription_table::emit_centrifugo_answer(entry& e, const subscription_answer& a) {
+  const bool recovering = e.since.has_value();
+  if (recovering)
+    metrics::recovery(a.recovered);
+  // The replay goes inside the reply, so the SDK takes it before any live
+  // publication (which can only follow this message in the queue).
+  std::vector<const publication*> replay;
+  replay.reserve(a.replay.size());
+  for (const auto& p : a.replay) {
+    if (p->epoch != e.position.epoch || p->offset <= e.position.offset)
+      continue;
+    e.position.offset = p->offset;
+    metrics::delivered(kind_);
+    replay.push_back(p.get());
+  }
+  out_.write_message({}, cf::encode_subscribe(cf_id(e.id), a.position, recovering,
+                                              recovering && a.recovered, replay));
+  e.id = nullptr;
+  e.since.reset();
+}
+
+void subscription_table::emit_answer(entry& e, const subscription_answer& a) {
+  if (kind_ == transport::ws && dialect_ == ws::dialect::centrifugo) {
+    emit_centrifugo_answer(e, a);
+    return;
+  }
+  if (kind_ == transport::ws) {
+    out_.write_message({}, ws::encode_subscribed(e.id, a.channel, a.position,
+                                                 e.since.has_value() && a.recovered, a.reason));
+    e.id = nullptr;
+  } else if (e.since && !a.recovered) {
+    gap(e, a.reason);
+  }
+  if (e.since)
+    metrics::recovery(a.recovered);
+  for (const auto& p : a.replay)
+    deliver(e, *p, false);
+  e.since.reset();
+}
+
+void subscription_table::on_answer(const subscription_answer& a) {
+  entry* e = find(a.channel);
+  if (e == nullptr || e->active || (e->request != 0 && e->request != a.request))
+    return; // a stale answer: the subscribe was cancelled or renewed
+  if (waiting_ == 0) {
+    if (dialect_ == ws::dialect::centrifugo && e->since && !a.recovered
+        && e->reject_unrecovered) {
+      // Flag bit 2: the client loads its state elsewhere (getState) and
+      // subscribes again from a position it can recover from.
+      metrics::recovery(false);
+      out_.write_message({}, cf::encode_error(cf_id(e->id), cf::error_code::unrecoverable_position,
+                                              a.reason.empty() ? std::string_view{"unrecoverable position"}
+                                                               : std::string_view{a.reason}));
+      entries_.erase(entries_.begin() + (e - entries_.data()));
+      return;
+    }
+    take_position(*e, a);
+    emit_answer(*e, a);
+    return;
+  }
+  // SSE: hold the answers until every channel of the request answered.
+  answered_.push_back(a);
+  e->request = ~std::uint64_t{0}; // answered: a second answer is stale
+  if (--waiting_ > 0)
+    return;
+  // Positions first, so that every id line written below names every channel.
+  for (const auto& r : answered_)
+    take_position(*find(r.channel), r);
+  const auto ids_before = ids_written_;
+  for (const auto& r : answered_)
+    emit_answer(*find(r.channel), r);
+  if (ids_written_ == ids_before) {
+    // Nothing replayed and no gap: a `herald.cursor` event, so that the
+    // client holds a cursor of every channel from the first byte on and a
+    // reconnect before the first publication resumes exactly. It has data:
+    // WHATWG EventSource would take the id of an id-only event too, but
+    // parsers that skip events without data (the `eventsource` npm package)
+    // would not.
+    ++ids_written_;
+    out_.write_message(id_line(), sse::encode_cursor_event());
+  }
+  answered_.clear();
+  answered_.shrink_to_fit();
+  auto held = std::move(held_);
+  held_.clear();
+  for (const auto& p : held)
+    on_publication(p);
+}
+
+void subscription_table::on_publication(const publication_ptr& p) {
+  if (waiting_ > 0) {
+    held_.push_back(p);
+    return;
+  }
+  entry* e = find(p->channel);
+  if (e == nullptr || !e->active)
+    return; // not (yet) subscribed: the channel's answer sets the position
+  deliver(*e, *p, true);
+}
+
+} // namespace herald::net

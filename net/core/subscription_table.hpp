@@ -1,0 +1,139 @@
+// subscription_table: a session's per-channel delivery state, kept on the
+// session's shard thread (pure: no Asio, no clock; tests drive it directly).
+//
+// For each channel the connection subscribed to it holds the position (epoch,
+// offset) of the last publication written to the client. It turns what the
+// channels send (net/fanout.hpp: answers with their replay, live
+// publications) into what the client reads, in order:
+//  - a publication at or below the position is dropped (the seam between a
+//    recovery's replay and live delivery; and a publication that reached the
+//    session before its channel's answer);
+//  - an offset jump is written as a gap ("missed_publications"), a new epoch
+//    as a gap ("epoch_changed"), never silently;
+//  - SSE: every event carries the `id:` line of the cursor of all the
+//    connection's channels (net/wire/sse/cursor.hpp), and nothing is written until
+//    every channel of the request answered, so the first id names them all;
+//    when the answers bring no replay and no gap, an event with only the id
+//    line ("id: <cursor>\n\n") is written then: the client has its cursor
+//    from the first event on, empty channels included;
+//  - WebSocket: the `subscribed` reply (docs/protocol.md), then the replay;
+//    an unsubscribe while the subscribe is pending answers it `cancelled`;
+//  - WebSocket in the Centrifugo dialect (docs/centrifugo.md): the subscribe
+//    reply carries the replay in its `publications`; a recovery that failed
+//    with flag bit 2 is answered with error 112 and the entry dropped; a live
+//    gap is an `unsubscribe` push with code 2500 after which the entry
+//    delivers nothing until the client subscribes again (and recovers).
+// What it writes goes to an output the session implements.
+#pragma once
+
+#include "net/fanout.hpp"
+#include "net/obs/metrics.hpp"
+#include "net/wire/sse/cursor.hpp"
+#include "net/wire/ws/dialect.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace herald::net {
+
+class subscription_table {
+public:
+  using transport = metrics::transport;
+
+  /// Where the table writes (the session's outbound queue).
+  class output {
+  public:
+    virtual ~output() = default;
+    /// A publication for the client. SSE: `id_line` ("id: <cursor>\n")
+    /// precedes p.sse; WebSocket: `id_line` is empty and p.ws is sent.
+    /// @param accepted_ns publish-to-write latency origin; 0 for a replay.
+    virtual void write_publication(const publication& p, std::string id_line,
+                                   std::int64_t accepted_ns) = 0;
+    /// A notice or reply: SSE an event block preceded by `id_line`;
+    /// WebSocket one JSON text message (`id_line` empty).
+    virtual void write_message(std::string id_line, std::string body) = 0;
+  };
+
+  subscription_table(transport kind, output& out) : kind_(kind), out_(out) {}
+
+  /// WebSocket: the command layer replies are written in (default: Herald's).
+  /// Call before the first expect().
+  void set_dialect(ws::dialect d) noexcept { dialect_ = d; }
+
+  /// SSE: the channels of the request (valid, distinct, in request order)
+  /// and the client's cursor (entries of other channels are ignored). Holds
+  /// everything back until each of them answered. Call once, before any answer.
+  void begin(const std::vector<std::string>& channels,
+             const std::vector<sse::cursor_entry>& cursor);
+
+  /// WebSocket: a subscribe is on its way to `channel` as the connection's
+  /// request number `request`; `id` is the client's command id, echoed in the
+  /// reply; `since` the client's position to recover from (may be empty).
+  /// Replaces an entry of the same channel (a renewed subscribe).
+  /// `reject_unrecovered`: Centrifugo flag bit 2, a failed recovery is
+  /// answered with error 112 instead of a subscribe reply.
+  void expect(const std::string& channel, std::uint64_t request, nlohmann::json id,
+              std::optional<stream_position> since, bool reject_unrecovered = false);
+
+  /// WebSocket: the client left `channel`. A subscribe still pending is
+  /// answered with an `error` `cancelled` first. With `unsub_id` set the
+  /// `unsubscribed` reply follows (its id); without it nothing more is written.
+  void forget(const std::string& channel, std::optional<nlohmann::json> unsub_id);
+
+  /// A channel's answer. Ignored unless it answers the pending request of
+  /// its channel (answers to a cancelled or renewed subscribe are stale).
+  void on_answer(const subscription_answer& a);
+
+  /// A live publication; written if it is the next of an active subscription.
+  void on_publication(const publication_ptr& p);
+
+  /// SSE: the cursor of every answered channel, in request order (empty
+  /// before the first answer).
+  std::string cursor() const;
+
+  /// Channels with an entry (pending or active).
+  std::size_t size() const noexcept { return entries_.size(); }
+
+private:
+  struct entry {
+    std::string channel;
+    std::uint32_t hash = 0;                ///< sse::channel_hash(channel)
+    stream_position position;              ///< last publication written
+    /// SSE: "<hash>-<epoch>-", the part of this entry's cursor that changes
+    /// only with the epoch (kept so an id line costs an append and a number).
+    std::string cursor_head;
+    std::optional<stream_position> since;  ///< pending: where to recover from
+    nlohmann::json id;                     ///< WS: id of the pending subscribe
+    std::uint64_t request = 0;             ///< WS: number of the pending subscribe (0: any)
+    bool active = false;                   ///< the channel answered
+    bool reject_unrecovered = false;       ///< Centrifugo: 112 rather than recovered:false
+  };
+
+  entry* find(const std::string& channel) noexcept;
+  std::string id_line() const;
+  /// Sets e.position.epoch and the cached cursor_head.
+  void set_epoch(entry& e, const std::string& epoch);
+  void take_position(entry& e, const subscription_answer& a);
+  void emit_answer(entry& e, const subscription_answer& a);
+  /// Writes `p` if new for `e`; `live` false for a replay.
+  void deliver(entry& e, const publication& p, bool live);
+  /// Writes a gap notice; false when the entry stopped delivering
+  /// (Centrifugo: the client resubscribes).
+  bool gap(entry& e, std::string_view reason);
+  /// Centrifugo: the subscribe reply with the replay inside.
+  void emit_centrifugo_answer(entry& e, const subscription_answer& a);
+
+  transport kind_;
+  ws::dialect dialect_ = ws::dialect::herald;
+  output& out_;
+  std::vector<entry> entries_;          ///< few per connection: a vector beats a map
+  std::size_t ids_written_ = 0;         ///< SSE: events written with an id line
+  std::size_t waiting_ = 0;             ///< SSE: channels of begin() not answered yet
+  std::vector<subscription_answer> answered_; ///< SSE: answers held until all arrived
+  std::vector<publication_ptr> held_;   ///< SSE: live publications held meanwhile
+};
+
+} // namespace herald::net

@@ -1,0 +1,127 @@
+#include "net/wire/http/publish_request.hpp"
+
+#include "net/wire/channel_name.hpp"
+#include "net/wire/json_input.hpp"
+
+#include <algorithm>
+
+namespace herald::net::http {
+
+std::error_code parse_publish_request(std::string_view body, std::size_t max_channels,
+                                      publish_request& out, std::string& detail,
+                                      channel_repeats repeats) {
+  using nlohmann::json;
+  json doc;
+  // The body object itself is one level: `data` may nest max_json_depth deep.
+  std::string why;
+  if (!parse_client_json(body, doc, max_json_depth + 1, &why) || !doc.is_object()) {
+    detail = why.rfind("duplicate key", 0) == 0
+               ? "the body has a " + why
+               : "the body must be a JSON object, with data nested at most "
+                   + std::to_string(max_json_depth) + " deep";
+    return errc::invalid_json;
+  }
+  auto ch = doc.find("channel");
+  auto chs = doc.find("channels");
+  if ((ch == doc.end()) == (chs == doc.end())) {
+    detail = "give exactly one of \"channel\" (string) or \"channels\" (array of strings)";
+    return errc::invalid_request;
+  }
+  std::vector<std::string> names;
+  if (ch != doc.end()) {
+    if (!ch->is_string()) {
+      detail = "\"channel\" must be a string";
+      return errc::invalid_request;
+    }
+    names.push_back(ch->get<std::string>());
+  } else {
+    if (!chs->is_array() || chs->empty()) {
+      detail = "\"channels\" must be a non-empty array of strings";
+      return errc::invalid_request;
+    }
+    for (const auto& item : *chs) {
+      if (!item.is_string()) {
+        detail = "\"channels\" must be a non-empty array of strings";
+        return errc::invalid_request;
+      }
+      auto name = item.get<std::string>();
+      if (repeats == channel_repeats::publish_each
+          || std::find(names.begin(), names.end(), name) == names.end())
+        names.push_back(std::move(name));
+      if (names.size() > max_channels) {
+        detail = "at most " + std::to_string(max_channels) + " channels per publish";
+        return errc::too_many_channels;
+      }
+    }
+  }
+  for (const auto& name : names) {
+    if (validate_channel(name)) {
+      detail = "invalid channel name";
+      return errc::invalid_channel;
+    }
+  }
+  auto ev = doc.find("event");
+  if (ev == doc.end() || !ev->is_string()) {
+    detail = "\"event\" must be a string";
+    return errc::invalid_request;
+  }
+  auto event = ev->get<std::string>();
+  if (!is_valid_event_name(event)) {
+    detail = "event must be 1-64 characters of [A-Za-z0-9_.:-] and must not start with 'herald.'";
+    return errc::invalid_event;
+  }
+  auto data = doc.find("data");
+  if (data == doc.end()) {
+    detail = "\"data\" is required (any JSON value)";
+    return errc::invalid_request;
+  }
+  std::string key;
+  if (auto k = doc.find("idempotency_key"); k != doc.end()) {
+    if (!k->is_string() || !is_valid_idempotency_key(k->get_ref<const std::string&>())) {
+      detail = "\"idempotency_key\" must be a string of 1-128 printable ASCII characters";
+      return errc::invalid_request;
+    }
+    key = k->get<std::string>();
+  }
+  out.idempotency_key = std::move(key);
+  out.channels = std::move(names);
+  out.event = std::move(event);
+  out.data = dump_compact(*data);
+  return {};
+}
+
+bool is_valid_idempotency_key(std::string_view key) noexcept {
+  if (key.empty() || key.size() > 128)
+    return false;
+  for (char c : key)
+    if (c < 0x21 || c > 0x7e)
+      return false;
+  return true;
+}
+
+std::error_code apply_idempotency_header(std::string_view header, publish_request& req,
+                                         std::string& detail) {
+  if (!is_valid_idempotency_key(header)) {
+    detail = "Idempotency-Key must be 1-128 printable ASCII characters";
+    return errc::invalid_request;
+  }
+  if (!req.idempotency_key.empty() && req.idempotency_key != header) {
+    detail = "the Idempotency-Key header and the body's \"idempotency_key\" differ";
+    return errc::invalid_request;
+  }
+  req.idempotency_key = std::string{header};
+  return {};
+}
+
+std::string encode_publish_response(const std::vector<std::string>& channels,
+                                    const std::vector<std::uint64_t>& offsets) {
+  // ordered_json keeps the request order (json would sort the keys).
+  nlohmann::ordered_json offs = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < channels.size() && i < offsets.size(); ++i)
+    offs[channels[i]] = offsets[i];
+  nlohmann::ordered_json out;
+  out["offsets"] = std::move(offs);
+  return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
+}
+
+} // namespace herald::net::http

@@ -1,0 +1,61 @@
+// POST /v1/publish: the request body codec (pure; docs/protocol.md "Publish").
+#pragma once
+
+#include "net/wire/errors.hpp"
+
+#include <cstdint>
+#include <string>
+#include <string_view>
+#include <system_error>
+#include <vector>
+
+namespace herald::net::http {
+
+/// A validated publish request.
+struct publish_request {
+  /// Valid channel names in request order; distinct unless parsed with
+  /// channel_repeats::publish_each.
+  std::vector<std::string> channels;
+  std::string event;                 ///< valid event name (json_input.hpp)
+  std::string data;                  ///< the `data` value as compact JSON text
+  /// The publisher's idempotency key (docs/protocol.md "Idempotent
+  /// publishing"): empty for none, else 1-128 printable ASCII characters
+  /// (0x21-0x7e). A publish that repeats a key within the window gets the
+  /// offsets of the first and delivers nothing.
+  std::string idempotency_key;
+};
+
+/// An idempotency key: 1-128 characters of 0x21-0x7e.
+bool is_valid_idempotency_key(std::string_view key) noexcept;
+
+/// Takes the `Idempotency-Key` header into `req`. The body's
+/// `idempotency_key`, when both are given, must be the same key.
+/// @returns `{}` or errc::invalid_request (with `detail`).
+std::error_code apply_idempotency_header(std::string_view header, publish_request& req,
+                                         std::string& detail);
+
+/// How parse_publish_request treats a channel named twice.
+enum class channel_repeats { count_once, publish_each };
+
+/// Parses and validates a publish body:
+/// `{"channel":"stream:42"|"channels":[...],"event":"...","data":<any JSON>,
+/// "idempotency_key":"..."}` (the key optional).
+/// Exactly one of `channel` / `channels` must be present; repeated channels
+/// count once unless `repeats` is channel_repeats::publish_each (Centrifugo's
+/// /api/broadcast: one publication and one response per entry, in order).
+/// Never throws.
+/// @param max_channels the most channels one request may name (entries, with
+///        publish_each).
+/// @param detail receives a human-readable explanation on error.
+/// @returns `{}` or one of errc::invalid_json, invalid_request,
+///          invalid_channel, invalid_event, too_many_channels.
+std::error_code parse_publish_request(std::string_view body, std::size_t max_channels,
+                                      publish_request& out, std::string& detail,
+                                      channel_repeats repeats = channel_repeats::count_once);
+
+/// Response body: `{"offsets":{"<channel>":<offset>,...}}`.
+/// @pre channels.size() == offsets.size()
+std::string encode_publish_response(const std::vector<std::string>& channels,
+                                    const std::vector<std::uint64_t>& offsets);
+
+} // namespace herald::net::http

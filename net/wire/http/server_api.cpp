@@ -1,0 +1,169 @@
+#include "net/wire/http/server_api.hpp"
+
+#include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/channel_name.hpp"
+#include "net/wire/json_input.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace herald::net::http {
+
+using nlohmann::json;
+
+namespace {
+
+bool read_body(std::string_view body, json& doc, std::string& detail) {
+  std::string why;
+  // The body object is one level: `data` may nest max_json_depth deep.
+  if (!parse_client_json(body, doc, max_json_depth + 1, &why) || !doc.is_object()) {
+    detail = why.rfind("duplicate key", 0) == 0
+               ? "the body has a " + why
+               : "the body must be a JSON object, with data nested at most "
+                   + std::to_string(max_json_depth) + " deep";
+    return false;
+  }
+  return true;
+}
+
+json position_result(const stream_position& p) {
+  json r{{"offset", p.offset}};
+  if (!p.epoch.empty())
+    r["epoch"] = p.epoch;
+  return r;
+}
+
+} // namespace
+
+std::error_code parse_api_publish(std::string_view body, bool broadcast, std::size_t max_channels,
+                                  publish_request& out, std::string& detail) {
+  json doc;
+  if (!read_body(body, doc, detail))
+    return errc::invalid_json;
+  const char* names = broadcast ? "channels" : "channel";
+  const char* other = broadcast ? "channel" : "channels";
+  if (doc.contains(other)) {
+    detail = broadcast ? "/api/broadcast takes \"channels\"; use /api/publish for one channel"
+                       : "/api/publish takes \"channel\"; use /api/broadcast for several";
+    return errc::invalid_request;
+  }
+  if (auto b64 = doc.find("b64data"); b64 != doc.end() && !b64->is_null()) {
+    detail = "\"b64data\" (binary data) is not supported: Herald publications are JSON";
+    return errc::invalid_request;
+  }
+  if (auto skip = doc.find("skip_history"); skip != doc.end() && *skip == true) {
+    detail = "\"skip_history\" is not supported: every publication is kept in history";
+    return errc::invalid_request;
+  }
+  auto data = doc.find("data");
+  if (data == doc.end()) {
+    detail = "\"data\" is required";
+    return errc::invalid_request;
+  }
+  std::string event{default_api_event};
+  if (auto tags = doc.find("tags"); tags != doc.end() && !tags->is_null()) {
+    if (!tags->is_object()) {
+      detail = "\"tags\" must be an object of strings";
+      return errc::invalid_request;
+    }
+    for (const auto& [name, value] : tags->items())
+      if (!value.is_string()) {
+        detail = "\"tags." + name + "\" must be a string (\"tags\" is an object of strings)";
+        return errc::invalid_request;
+      }
+    if (auto ev = tags->find("event"); ev != tags->end())
+      event = ev->get<std::string>();
+  }
+  // The same checks as POST /v1/publish, on the same shape.
+  json herald{{"event", std::move(event)}, {"data", std::move(*data)}};
+  if (auto ch = doc.find(names); ch != doc.end())
+    herald[names] = std::move(*ch);
+  if (auto key = doc.find("idempotency_key"); key != doc.end() && !key->is_null())
+    herald["idempotency_key"] = std::move(*key);
+  if (!herald.contains(names)) {
+    detail = std::string{"\""} + names + "\" is required";
+    return errc::invalid_request;
+  }
+  // Centrifugo publishes once per entry of "channels" and answers each in order.
+  return parse_publish_request(dump_compact(herald), max_channels, out, detail,
+                               channel_repeats::publish_each);
+}
+
+std::error_code parse_api_history(std::string_view body, history_request& out,
+                                  std::string& detail) {
+  json doc;
+  if (!read_body(body, doc, detail))
+    return errc::invalid_json;
+  auto ch = doc.find("channel");
+  if (ch == doc.end() || !ch->is_string()) {
+    detail = "\"channel\" must be a string";
+    return errc::invalid_request;
+  }
+  out.channel = ch->get<std::string>();
+  if (validate_channel(out.channel)) {
+    detail = "invalid channel name";
+    return errc::invalid_channel;
+  }
+  out.limit = 0;
+  if (auto l = doc.find("limit"); l != doc.end() && !l->is_null()) {
+    if (!l->is_number_integer()) {
+      detail = "\"limit\" must be an integer";
+      return errc::invalid_request;
+    }
+    auto v = l->get<std::int64_t>();
+    // Centrifugo: a negative limit means "all"; Herald caps what it returns.
+    out.limit = v < 0 ? max_history_limit
+                      : static_cast<std::size_t>(std::min<std::int64_t>(v, max_history_limit));
+  }
+  if (auto s = doc.find("since"); s != doc.end() && !s->is_null()) {
+    detail = "\"since\" is not supported: Herald returns the latest publications "
+             "(recover from a position by subscribing with it)";
+    return errc::invalid_request;
+  }
+  if (auto r = doc.find("reverse"); r != doc.end() && *r == true) {
+    detail = "\"reverse\" is not supported: publications come oldest first";
+    return errc::invalid_request;
+  }
+  return {};
+}
+
+std::string encode_api_error(errc code, std::string_view message) {
+  auto c = centrifugo::error_for(code);
+  return dump_compact({{"error",
+                        {{"code", static_cast<std::uint32_t>(c)},
+                         {"message", message.empty() ? info(code).message : message}}}});
+}
+
+std::string encode_api_publish(const stream_position& position) {
+  return dump_compact({{"result", position_result(position)}});
+}
+
+std::string encode_api_broadcast(const std::vector<stream_position>& positions) {
+  json list = json::array();
+  for (const auto& p : positions)
+    list.push_back({{"result", position_result(p)}});
+  return dump_compact({{"result", {{"responses", std::move(list)}}}});
+}
+
+std::string encode_api_history(const stream_position& position,
+                               const std::vector<publication_ptr>& latest) {
+  std::string out = R"({"result":{"publications":[)";
+  bool first = true;
+  for (const auto& p : latest) {
+    if (!first)
+      out += ',';
+    first = false;
+    out += centrifugo::encode_publication_object(*p);
+  }
+  out += "],";
+  auto pos = dump_compact(json{{"epoch", position.epoch}, {"offset", position.offset}});
+  out.append(pos, 1, std::string::npos); // without its '{'
+  out += '}';
+  return out;
+}
+
+std::string encode_channel_position(std::string_view channel, const stream_position& position) {
+  return dump_compact(
+    {{"channel", channel}, {"epoch", position.epoch}, {"offset", position.offset}});
+}
+
+} // namespace herald::net::http

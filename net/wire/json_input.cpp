@@ -1,0 +1,110 @@
+#include "net/wire/json_input.hpp"
+
+#include <unordered_set>
+#include <vector>
+
+namespace herald::net {
+
+namespace {
+
+// Depth of the deepest array/object in `text`, stopping early past `limit`.
+// Brackets inside strings do not count.
+std::size_t nesting_depth(std::string_view text, std::size_t limit) {
+  std::size_t depth = 0, deepest = 0;
+  bool in_string = false, escaped = false;
+  for (char c : text) {
+    if (in_string) {
+      if (escaped)
+        escaped = false;
+      else if (c == '\\')
+        escaped = true;
+      else if (c == '"')
+        in_string = false;
+      continue;
+    }
+    switch (c) {
+      case '"': in_string = true; break;
+      case '[':
+      case '{':
+        if (++depth > deepest) {
+          deepest = depth;
+          if (deepest > limit)
+            return deepest;
+        }
+        break;
+      case ']':
+      case '}':
+        if (depth > 0)
+          --depth;
+        break;
+      default: break;
+    }
+  }
+  return deepest;
+}
+
+} // namespace
+
+bool parse_client_json(std::string_view text, nlohmann::json& out, std::size_t max_depth,
+                       std::string* error) {
+  if (nesting_depth(text, max_depth) > max_depth) {
+    if (error)
+      *error = "nested deeper than " + std::to_string(max_depth);
+    return false;
+  }
+  // The keys of each open object, innermost last (depth is bounded above).
+  std::vector<std::unordered_set<std::string>> open;
+  std::string duplicate;
+  bool repeated = false;
+  auto check = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+    using ev = nlohmann::json::parse_event_t;
+    switch (event) {
+      case ev::object_start: open.emplace_back(); break;
+      case ev::object_end:
+        if (!open.empty())
+          open.pop_back();
+        break;
+      case ev::key:
+        if (!open.empty() && !open.back().insert(parsed.get<std::string>()).second && !repeated) {
+          repeated = true;
+          duplicate = parsed.get<std::string>();
+        }
+        break;
+      default: break;
+    }
+    return true;
+  };
+  out = nlohmann::json::parse(text.begin(), text.end(), check, false);
+  if (out.is_discarded()) {
+    if (error)
+      *error = "not valid JSON";
+    return false;
+  }
+  if (repeated) {
+    out = nlohmann::json{};
+    if (error)
+      *error = "duplicate key \"" + dump_compact(duplicate).substr(1);
+    return false;
+  }
+  return true;
+}
+
+std::string dump_compact(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool is_valid_event_name(std::string_view event) noexcept {
+  if (event.empty() || event.size() > 64)
+    return false;
+  if (event.substr(0, 7) == "herald.")
+    return false;
+  for (char c : event) {
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
+              || c == '_' || c == '.' || c == ':' || c == '-';
+    if (!ok)
+      return false;
+  }
+  return true;
+}
+
+} // namespace herald::net

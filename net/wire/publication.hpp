@@ -1,0 +1,44 @@
+// publication: one event published to one channel, with its offset and its
+// encoded bytes for every transport. Built once by the channel actor and
+// shared (as publication_ptr) by the channel's history and every subscriber
+// session on every I/O shard; never mutated after it is built.
+#pragma once
+
+#include "net/wire/frame.hpp"
+
+#include <chrono>
+#include <cstdint>
+#include <memory>
+#include <mutex>
+#include <string>
+
+namespace herald::net {
+
+struct publication {
+  std::string channel;
+  std::string epoch;              ///< the history generation the offset counts in
+  std::uint64_t offset = 0;       ///< 1 for the first publication of an epoch
+  std::string event;              ///< validated event name
+  std::string data;               ///< compact JSON text
+  frame sse;                      ///< SSE event block, without the id line (WHATWG SSE)
+  frame ws;                       ///< WebSocket "publication" message (payload only)
+  /// RFC 6455 section 5.2 header of the unmasked server text frame carrying
+  /// `ws` (2-10 bytes, so it fits a std::string's inline buffer: copying it
+  /// per delivery allocates nothing).
+  std::string ws_header;
+  std::chrono::steady_clock::time_point at; ///< when the channel took it (history TTL)
+  /// When this instance accepted it (net/obs/metrics.hpp now_ns(): HTTP publish
+  /// parsed, or Redis message received), for publish-to-write latency.
+  std::int64_t accepted_ns = 0;
+
+  // Centrifugo protocol push (net/wire/centrifugo/protocol.hpp publication_push()):
+  // encoded on first use by a Centrifugo subscriber, then shared like `ws`, so
+  // a deployment without Centrifugo clients never pays for it.
+  mutable std::once_flag centrifugo_once;
+  mutable frame centrifugo;
+  mutable std::string centrifugo_header;
+};
+
+using publication_ptr = std::shared_ptr<const publication>;
+
+} // namespace herald::net

@@ -1,0 +1,50 @@
+#include "net/wire/sse/encoder.hpp"
+
+#include <nlohmann/json.hpp>
+
+namespace herald::net::sse {
+
+std::string encode_event(std::string_view event, std::string_view json) {
+  std::string out;
+  out.reserve(event.size() + json.size() + 16);
+  out += "event: ";
+  out += event;
+  out += "\ndata: ";
+  out += json;
+  out += "\n\n";
+  return out;
+}
+
+std::string encode_id_line(std::string_view cursor) {
+  std::string out;
+  out.reserve(cursor.size() + 5);
+  out += "id: ";
+  out += cursor;
+  out += '\n';
+  return out;
+}
+
+std::string encode_gap(std::string_view channel, std::string_view reason) {
+  nlohmann::json j = nlohmann::json::object();
+  if (!channel.empty())
+    j["channel"] = channel;
+  j["reason"] = reason;
+  return encode_event("herald.gap", j.dump());
+}
+
+std::string encode_shutdown(unsigned retry_ms) {
+  nlohmann::json j{{"reason", "shutdown"}, {"retry_ms", retry_ms}};
+  return "retry: " + std::to_string(retry_ms) + "\n" + encode_event("herald.shutdown", j.dump());
+}
+
+std::string encode_response_head(unsigned retry_ms) {
+  std::string out = "HTTP/1.1 200 OK\r\n"
+                    "Content-Type: text/event-stream\r\n"
+                    "Cache-Control: no-cache\r\n"
+                    "X-Accel-Buffering: no\r\n"
+                    "\r\n";
+  out += "retry: " + std::to_string(retry_ms) + "\n\n";
+  return out;
+}
+
+} // namespace herald::net::sse

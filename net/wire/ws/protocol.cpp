@@ -1,0 +1,173 @@
+#include "net/wire/ws/protocol.hpp"
+
+#include "net/wire/channel_name.hpp"
+#include "net/wire/json_input.hpp"
+
+namespace herald::net::ws {
+
+using nlohmann::json;
+
+namespace {
+
+bool read_since(const json& j, stream_position& pos) {
+  if (!j.is_object())
+    return false;
+  auto e = j.find("epoch");
+  auto o = j.find("offset");
+  if (e == j.end() || o == j.end() || !e->is_string())
+    return false;
+  if (!o->is_number_unsigned() && !(o->is_number_integer() && o->get<std::int64_t>() >= 0))
+    return false;
+  pos.epoch = e->get<std::string>();
+  pos.offset = o->get<std::uint64_t>();
+  return is_valid_epoch(pos.epoch) && pos.offset <= max_client_offset;
+}
+
+void put_id(json& j, const json& id) {
+  if (!id.is_null())
+    j["id"] = id;
+}
+
+} // namespace
+
+bool parse_command(std::string_view text, command& out, command_error& err) {
+  json doc;
+  std::string why;
+  if (!parse_client_json(text, doc, max_json_depth, &why) || !doc.is_object()) {
+    err = {errc::invalid_json, nullptr,
+           why.rfind("duplicate key", 0) == 0 ? "the message has a " + why
+                                              : "the message must be one JSON object",
+           {}};
+    return false;
+  }
+  json id;
+  if (auto it = doc.find("id"); it != doc.end()) {
+    if (!it->is_number() && !it->is_string()) {
+      err = {errc::invalid_request, nullptr, "\"id\" must be a number or a string", {}};
+      return false;
+    }
+    if (it->is_string() && it->get_ref<const std::string&>().size() > 64) {
+      err = {errc::invalid_request, nullptr, "\"id\" string longer than 64 characters", {}};
+      return false;
+    }
+    id = *it;
+  }
+  auto op_it = doc.find("op");
+  if (op_it == doc.end() || !op_it->is_string()) {
+    err = {errc::invalid_request, id, "\"op\" must be a string", {}};
+    return false;
+  }
+  const auto& name = op_it->get_ref<const std::string&>();
+  command cmd;
+  cmd.id = id;
+  if (name == "ping") {
+    cmd.kind = op::ping;
+    out = std::move(cmd);
+    return true;
+  }
+  if (name == "connect" || name == "refresh") {
+    cmd.kind = name == "connect" ? op::connect : op::refresh;
+    auto tok = doc.find("token");
+    if (tok == doc.end() || !tok->is_string()) {
+      err = {errc::invalid_request, id, "\"token\" must be a string", {}};
+      return false;
+    }
+    cmd.token = tok->get<std::string>();
+    out = std::move(cmd);
+    return true;
+  }
+  if (name == "subscribe")
+    cmd.kind = op::subscribe;
+  else if (name == "unsubscribe")
+    cmd.kind = op::unsubscribe;
+  else {
+    err = {errc::unknown_op, id, "unknown op; expected subscribe, unsubscribe, ping, connect or refresh", {}};
+    return false;
+  }
+  auto ch = doc.find("channel");
+  if (ch == doc.end() || !ch->is_string()) {
+    err = {errc::invalid_request, id, "\"channel\" must be a string", {}};
+    err.subscribe = cmd.kind == op::subscribe;
+    return false;
+  }
+  cmd.channel = ch->get<std::string>();
+  if (validate_channel(cmd.channel)) {
+    // Echo the refused name (at most 200 bytes; dump escapes anything odd).
+    err = {errc::invalid_channel, id, std::string{info(errc::invalid_channel).message},
+           cmd.channel.substr(0, 200)};
+    err.subscribe = cmd.kind == op::subscribe;
+    return false;
+  }
+  if (cmd.kind == op::subscribe) {
+    if (auto s = doc.find("since"); s != doc.end() && !s->is_null()) {
+      stream_position pos;
+      if (!read_since(*s, pos)) {
+        err = {errc::invalid_since, id, std::string{info(errc::invalid_since).message},
+               cmd.channel};
+        err.subscribe = true;
+        return false;
+      }
+      cmd.since = std::move(pos);
+    }
+  }
+  out = std::move(cmd);
+  return true;
+}
+
+std::string encode_subscribed(const json& id, std::string_view channel,
+                              const stream_position& pos, bool recovered,
+                              std::string_view reason) {
+  json j{{"op", "subscribed"}};
+  put_id(j, id);
+  j["channel"] = channel;
+  j["epoch"] = pos.epoch;
+  j["offset"] = pos.offset;
+  j["recovered"] = recovered;
+  if (!reason.empty())
+    j["reason"] = reason;
+  return dump_compact(j);
+}
+
+std::string encode_unsubscribed(const json& id, std::string_view channel) {
+  json j{{"op", "unsubscribed"}};
+  put_id(j, id);
+  j["channel"] = channel;
+  return dump_compact(j);
+}
+
+std::string encode_pong(const json& id) {
+  json j{{"op", "pong"}};
+  put_id(j, id);
+  return dump_compact(j);
+}
+
+std::string encode_error(const json& id, errc code, std::string_view message,
+                         std::string_view channel) {
+  json j{{"op", "error"}};
+  put_id(j, id);
+  j["code"] = info(code).code;
+  j["message"] = message.empty() ? info(code).message : message;
+  if (!channel.empty())
+    j["channel"] = channel;
+  return dump_compact(j);
+}
+
+std::string encode_publication(std::string_view channel, std::uint64_t offset,
+                               std::string_view event, std::string_view data_json) {
+  // Channel and event are validated names ([A-Za-z0-9_.:-] and a StrKey), so
+  // they need no escaping; data is already compact JSON.
+  std::string out;
+  out.reserve(channel.size() + event.size() + data_json.size() + 80);
+  out += R"({"op":"publication","channel":")";
+  out += channel;
+  out += R"(","offset":)";
+  out += std::to_string(offset);
+  out += R"(,"event":")";
+  out += event;
+  out += R"(","data":)";
+  out += data_json;
+  out += '}';
+  return out;
+}
+
+} // namespace herald::net::ws

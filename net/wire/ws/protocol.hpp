@@ -1,0 +1,69 @@
+// WebSocket protocol codec (pure): client commands in, server messages out.
+// One JSON object per text message; docs/protocol.md "WebSocket" is the
+// contract. No Asio, no clock: testable and fuzzable alone.
+#pragma once
+
+#include "net/wire/errors.hpp"
+#include "net/wire/stream_position.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace herald::net::ws {
+
+/// Operations a client may send.
+enum class op : std::uint8_t { subscribe, unsubscribe, ping, connect, refresh };
+
+/// A parsed client command.
+struct command {
+  op kind = op::ping;
+  /// The client's request id (a JSON number or string), echoed in replies;
+  /// null when the client sent none.
+  nlohmann::json id;
+  std::string channel;                  ///< validated; subscribe/unsubscribe only
+  std::optional<stream_position> since; ///< subscribe only, when given
+  std::string token;                    ///< connect/refresh only: the JWT (docs/auth.md)
+};
+
+/// Why a command was refused; `id` is the client's id when it could be read.
+struct command_error {
+  errc code = errc::invalid_json;
+  nlohmann::json id;
+  std::string message;
+  std::string channel; ///< the command's `channel` when it is a string (may be invalid)
+  bool subscribe = false; ///< the message was a `subscribe` (refused ones count as attempts)
+};
+
+/// Parses one client message. Never throws.
+/// @returns false and fills `err` (errc::invalid_json, invalid_request,
+///          unknown_op, invalid_channel, invalid_since) when the message is
+///          not a valid command. `connect` and `refresh` need a string
+///          `token` (checked later, by the connection actor).
+bool parse_command(std::string_view text, command& out, command_error& err);
+
+/// `{"op":"subscribed","id":..,"channel":..,"epoch":..,"offset":N,"recovered":bool}`,
+/// plus `"reason"` when recovery was asked for and failed.
+std::string encode_subscribed(const nlohmann::json& id, std::string_view channel,
+                              const stream_position& pos, bool recovered,
+                              std::string_view reason);
+
+/// `{"op":"unsubscribed","id":..,"channel":..}`
+std::string encode_unsubscribed(const nlohmann::json& id, std::string_view channel);
+
+/// `{"op":"pong","id":..}`
+std::string encode_pong(const nlohmann::json& id);
+
+/// `{"op":"error","id":..,"code":"..","message":".."}`; `channel` added when not empty.
+std::string encode_error(const nlohmann::json& id, errc code, std::string_view message,
+                         std::string_view channel = {});
+
+/// `{"op":"publication","channel":..,"offset":N,"event":..,"data":<data_json>}`.
+/// @param data_json compact JSON text, inserted as is.
+std::string encode_publication(std::string_view channel, std::uint64_t offset,
+                               std::string_view event, std::string_view data_json);
+
+} // namespace herald::net::ws

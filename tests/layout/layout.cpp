@@ -1,0 +1,245 @@
+// The tree's layering (issue #13, docs/architecture.md, net/README.md): reads
+// every C++ source and CMakeLists.txt of the libraries and checks
+//  - no include cycle between files, anywhere in the project;
+//  - each library folder includes only from the folders its layer may use
+//    (the table below, the same as net/CMakeLists.txt's diagram), and every
+//    folder holding sources is in the table (a new folder must say its layer);
+//  - each library's CMakeLists.txt links only herald:: targets of those folders.
+// The sources are read from HERALD_SOURCE_DIR; nothing is compiled.
+#include <catch2/catch.hpp>
+
+#include <algorithm>
+#include <filesystem>
+#include <fstream>
+#include <functional>
+#include <map>
+#include <regex>
+#include <set>
+#include <sstream>
+#include <string>
+#include <vector>
+
+namespace fs = std::filesystem;
+
+namespace {
+
+const fs::path root{HERALD_SOURCE_DIR};
+
+// Library folder -> the folders it may include from (itself included).
+// "net" is net/'s own files (the seams); "net/asio.hpp" alone may be named.
+const std::map<std::string, std::set<std::string>>& rules() {
+  static const std::map<std::string, std::set<std::string>> table = [] {
+    std::map<std::string, std::set<std::string>> t;
+    t["net/wire"] = {"net/wire"};
+    t["net/obs"] = {"net/obs", "net/wire"};
+    t["net/auth"] = {"net/auth", "net/wire"};
+    t["net"] = {"net", "net/wire", "net/auth"};
+    t["net/core"] = {"net/core", "net", "net/obs", "net/wire", "net/auth"};
+    t["net/sse"] = {"net/sse", "net/core", "net", "net/obs", "net/wire", "net/auth"};
+    t["net/ws"] = {"net/ws", "net/core", "net", "net/obs", "net/wire", "net/auth"};
+    t["net/http"] = {"net/http", "net/sse", "net/ws", "net/core", "net",
+                     "net/obs",  "net/wire", "net/auth"};
+    t["net/redis"] = {"net/redis", "net/wire", "net/obs", "net/asio.hpp"};
+    t["actors"] = {"actors", "net/redis", "net/http", "net/sse", "net/ws", "net/core",
+                   "net",    "net/obs",   "net/wire", "net/auth"};
+    t["app"] = t["actors"];
+    t["app"].insert("app");
+    t["loadtest"] = {"loadtest", "net/wire"};
+    return t;
+  }();
+  return table;
+}
+
+// The herald:: CMake target that is each library folder.
+const std::map<std::string, std::string> target_folder = {
+  {"herald::wire", "net/wire"}, {"herald::obs", "net/obs"},     {"herald::auth", "net/auth"},
+  {"herald::net", "net"},       {"herald::core", "net/core"},   {"herald::sse", "net/sse"},
+  {"herald::ws", "net/ws"},     {"herald::http", "net/http"},   {"herald::redis", "net/redis"},
+  {"herald::actors", "actors"}, {"herald::app", "app"},
+};
+
+bool is_source(const fs::path& p) {
+  auto e = p.extension().string();
+  return e == ".hpp" || e == ".cpp" || e == ".in";
+}
+
+std::string read(const fs::path& p) {
+  std::ifstream in(p, std::ios::binary);
+  std::ostringstream s;
+  s << in.rdbuf();
+  return s.str();
+}
+
+std::string rel(const fs::path& p) { return fs::relative(p, root).generic_string(); }
+
+// The folder of a repository path ("net/wire/sse/cursor.hpp" -> "net/wire"):
+// the deepest library folder of the table that holds it.
+std::string library_of(const std::string& path) {
+  std::string best;
+  for (const auto& [folder, allowed] : rules()) {
+    (void)allowed;
+    if (path.rfind(folder + "/", 0) == 0 && folder.size() > best.size())
+      best = folder;
+  }
+  // net/'s own files are "net" only when directly in net/.
+  if (best == "net" && path.find('/', 4) != std::string::npos)
+    return "?" + path.substr(0, path.find('/', 4));
+  return best;
+}
+
+struct tree {
+  std::set<std::string> files;                          // repository paths of sources
+  std::map<std::string, std::vector<std::string>> edges; // file -> included project files
+};
+
+// Every project source under the library folders and tests/, with its
+// "..." includes resolved against the root, then its own folder; a
+// configured header (foo.hpp from foo.hpp.in) counts as its template.
+const tree& project() {
+  static const tree t = [] {
+    tree out;
+    for (const char* top : {"net", "actors", "app", "loadtest", "tests"})
+      for (auto it = fs::recursive_directory_iterator(root / top);
+           it != fs::recursive_directory_iterator(); ++it) {
+        if (it->is_directory() && it->path().filename() == "node_modules") {
+          it.disable_recursion_pending();
+          continue;
+        }
+        if (it->is_regular_file() && is_source(it->path()))
+          out.files.insert(rel(it->path()));
+      }
+    static const std::regex include(R"re(^\s*#\s*include\s*"([^"]+)")re");
+    for (const auto& f : out.files) {
+      std::istringstream lines(read(root / f));
+      std::string line;
+      std::smatch m;
+      while (std::getline(lines, line)) {
+        if (!std::regex_search(line, m, include))
+          continue;
+        std::string name = m[1];
+        std::string dir = fs::path(f).parent_path().generic_string();
+        for (const auto& candidate :
+             {name, name + ".in", dir + "/" + name, dir + "/" + name + ".in"}) {
+          auto norm = fs::path(candidate).lexically_normal().generic_string();
+          if (out.files.count(norm)) {
+            out.edges[f].push_back(norm);
+            break;
+          }
+        }
+      }
+    }
+    return out;
+  }();
+  return t;
+}
+
+} // namespace
+
+TEST_CASE("layout: no include cycle between project files", "[layout]") {
+  const auto& t = project();
+  REQUIRE(t.files.size() > 100); // the tree was found
+  std::map<std::string, int> state; // 0 new, 1 on the stack, 2 done
+  std::vector<std::string> stack;
+  std::vector<std::string> cycles;
+  std::function<void(const std::string&)> visit = [&](const std::string& f) {
+    state[f] = 1;
+    stack.push_back(f);
+    auto it = t.edges.find(f);
+    if (it != t.edges.end())
+      for (const auto& g : it->second) {
+        if (state[g] == 1) {
+          auto from = std::find(stack.begin(), stack.end(), g);
+          std::string c;
+          for (auto s = from; s != stack.end(); ++s)
+            c += *s + " -> ";
+          cycles.push_back(c + g);
+        } else if (state[g] == 0) {
+          visit(g);
+        }
+      }
+    stack.pop_back();
+    state[f] = 2;
+  };
+  for (const auto& f : t.files)
+    if (state[f] == 0)
+      visit(f);
+  for (const auto& c : cycles)
+    UNSCOPED_INFO("include cycle: " << c);
+  CHECK(cycles.empty());
+}
+
+TEST_CASE("layout: each library includes only from the layers below it", "[layout]") {
+  const auto& t = project();
+  std::vector<std::string> wrong;
+  std::set<std::string> unknown;
+  for (const auto& f : t.files) {
+    if (f.rfind("tests/", 0) == 0 || f.rfind("loadtest/tests/", 0) == 0)
+      continue; // a test includes what it tests
+    auto lib = library_of(f);
+    if (lib.empty() || lib[0] == '?') {
+      unknown.insert(lib.empty() ? f : lib.substr(1));
+      continue;
+    }
+    const auto& allowed = rules().at(lib);
+    auto it = t.edges.find(f);
+    if (it == t.edges.end())
+      continue;
+    for (const auto& g : it->second) {
+      auto to = library_of(g);
+      if (allowed.count(to) || allowed.count(g))
+        continue;
+      wrong.push_back(f + " (" + lib + ") includes " + g + " (" + to + ")");
+    }
+  }
+  for (const auto& w : wrong)
+    UNSCOPED_INFO(w);
+  CHECK(wrong.empty());
+  for (const auto& u : unknown)
+    UNSCOPED_INFO("not in the layer table of tests/layout/layout.cpp: " << u);
+  CHECK(unknown.empty());
+}
+
+TEST_CASE("layout: the layer table has no cycle and matches net/CMakeLists.txt's order",
+          "[layout]") {
+  // A folder may use a folder only when that one does not use it back.
+  for (const auto& [lib, allowed] : rules())
+    for (const auto& other : allowed) {
+      if (other == lib || !rules().count(other))
+        continue;
+      INFO(lib << " uses " << other);
+      CHECK(rules().at(other).count(lib) == 0);
+    }
+}
+
+TEST_CASE("layout: each library's CMake target links only its layer's targets", "[layout]") {
+  static const std::regex target(R"(herald::[a-z_]+)");
+  std::vector<std::string> wrong;
+  std::size_t checked = 0;
+  for (const auto& [name, folder] : target_folder) {
+    auto file = root / folder / "CMakeLists.txt";
+    if (folder == "net")
+      file = root / "net" / "CMakeLists.txt";
+    REQUIRE(fs::exists(file));
+    // Only the target_link_libraries() calls of this folder's own target.
+    auto text = read(file);
+    auto own = "herald_" + name.substr(8);
+    std::regex call("target_link_libraries\\(" + own + "\\b([^)]*)\\)");
+    for (auto it = std::sregex_iterator(text.begin(), text.end(), call);
+         it != std::sregex_iterator(); ++it) {
+      auto args = (*it)[1].str();
+      for (auto l = std::sregex_iterator(args.begin(), args.end(), target);
+           l != std::sregex_iterator(); ++l) {
+        ++checked;
+        auto linked = target_folder.find(l->str());
+        if (linked == target_folder.end())
+          continue; // herald::caf and the like: not a layer
+        if (!rules().at(folder).count(linked->second))
+          wrong.push_back(folder + " links " + l->str());
+      }
+    }
+  }
+  for (const auto& w : wrong)
+    UNSCOPED_INFO(w);
+  CHECK(checked > 10);
+  CHECK(wrong.empty());
+}

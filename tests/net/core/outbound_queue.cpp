@@ -1,0 +1,364 @@
+#include "net/core/outbound_queue.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "net/obs/metrics.hpp"
+#include "net/wire/frame.hpp"
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+using herald::net::frame;
+using herald::net::make_frame;
+using herald::net::outbound_queue;
+using wm = herald::net::outbound_queue::watermark;
+
+namespace {
+
+// The value of `series` in the metrics exposition (net/obs/metrics.hpp).
+double scrape(const std::string& series) {
+  auto text = herald::net::metrics::render();
+  auto at = text.find("\n" + series + " ");
+  REQUIRE(at != std::string::npos);
+  auto start = at + 1 + series.size() + 1;
+  return std::stod(text.substr(start, text.find('\n', start) - start));
+}
+
+frame bytes(std::size_t n, char c = 'x') { return make_frame(std::string(n, c)); }
+
+std::string joined(const std::vector<std::string_view>& bufs) {
+  std::string s;
+  for (auto b : bufs)
+    s += b;
+  return s;
+}
+
+// Writes everything (one item per write) and returns the transitions seen.
+std::vector<wm> drain(outbound_queue& q) {
+  std::vector<wm> seen;
+  while (!q.empty()) {
+    std::vector<std::string_view> bufs;
+    REQUIRE(q.begin_write(bufs, 1, 1 << 20) == 1);
+    seen.push_back(q.complete_write());
+  }
+  return seen;
+}
+
+} // namespace
+
+TEST_CASE("a new queue is empty", "[outbound_queue]") {
+  outbound_queue q{100};
+  CHECK(q.empty());
+  CHECK_FALSE(q.writing());
+  CHECK(q.pending() == 0);
+  CHECK(q.bytes() == 0);
+  CHECK_FALSE(q.above_high_water_mark());
+  CHECK(q.high_water_mark() == 100);
+}
+
+TEST_CASE("bytes() counts prefix and body exactly, in flight included", "[outbound_queue]") {
+  outbound_queue q{1000};
+  CHECK(q.push("id: 1\n", bytes(10)) == wm::none);
+  CHECK(q.bytes() == 16);
+  CHECK(q.push("", bytes(7)) == wm::none);
+  CHECK(q.bytes() == 23);
+  CHECK(q.push("ab", make_frame("")) == wm::none);
+  CHECK(q.bytes() == 25);
+  CHECK(q.pending() == 3);
+
+  std::vector<std::string_view> bufs;
+  REQUIRE(q.begin_write(bufs, 2, 1000) == 2);
+  CHECK(q.writing());
+  CHECK(q.pending() == 1);
+  CHECK(q.bytes() == 25);  // in flight still counted
+  q.complete_write();
+  CHECK_FALSE(q.writing());
+  CHECK(q.bytes() == 2);
+  CHECK(q.pending() == 1);
+  bufs.clear();
+  REQUIRE(q.begin_write(bufs, 8, 1000) == 1);
+  q.complete_write();
+  CHECK(q.bytes() == 0);
+  CHECK(q.empty());
+}
+
+TEST_CASE("crossed_high is reported once per episode", "[outbound_queue][watermark]") {
+  outbound_queue q{100};
+  CHECK(q.push("", bytes(60)) == wm::none);
+  CHECK(q.push("", bytes(40)) == wm::none);  // exactly 100: not past the mark
+  CHECK_FALSE(q.above_high_water_mark());
+  CHECK(q.push("", bytes(1)) == wm::crossed_high);  // 101
+  CHECK(q.above_high_water_mark());
+  CHECK(q.push("", bytes(50)) == wm::none);  // still the same episode
+  CHECK(q.push("", bytes(500)) == wm::none);
+  CHECK(q.bytes() == 651);
+  CHECK(q.above_high_water_mark());
+}
+
+TEST_CASE("back_to_low only at or below half the high-water mark", "[outbound_queue][watermark]") {
+  outbound_queue q{100};
+  // Items: 30, 30, 30, 20 = 110 (crossed at the 4th push).
+  CHECK(q.push("", bytes(30)) == wm::none);
+  CHECK(q.push("", bytes(30)) == wm::none);
+  CHECK(q.push("", bytes(30)) == wm::none);
+  CHECK(q.push("", bytes(20)) == wm::crossed_high);
+  std::vector<std::string_view> bufs;
+
+  REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
+  CHECK(q.complete_write() == wm::none);  // 80: below the high mark, above the low
+  CHECK(q.bytes() == 80);
+  CHECK(q.above_high_water_mark());
+  // Pushing while between the marks does not report a new crossing.
+  CHECK(q.push("", bytes(30)) == wm::none);  // 110 again, same episode
+  bufs.clear();
+  REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
+  CHECK(q.complete_write() == wm::none);  // 80
+  bufs.clear();
+  REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
+  CHECK(q.complete_write() == wm::back_to_low);  // 80 - 30 = 50 == 100 / 2
+  CHECK(q.bytes() == 50);
+  CHECK_FALSE(q.above_high_water_mark());
+}
+
+TEST_CASE("watermark episodes: 51 is not low, 50 is", "[outbound_queue][watermark]") {
+  outbound_queue q{100};
+  CHECK(q.push("", bytes(50)) == wm::none);
+  CHECK(q.push("", bytes(1)) == wm::none);
+  CHECK(q.push("", bytes(50)) == wm::crossed_high);  // 101
+  std::vector<std::string_view> bufs;
+  REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
+  CHECK(q.complete_write() == wm::none);  // 51 left: above half
+  CHECK(q.bytes() == 51);
+  CHECK(q.above_high_water_mark());
+  bufs.clear();
+  REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
+  CHECK(q.complete_write() == wm::back_to_low);  // 50 left: exactly half
+  CHECK(q.bytes() == 50);
+  CHECK_FALSE(q.above_high_water_mark());
+  bufs.clear();
+  REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
+  CHECK(q.complete_write() == wm::none);  // once per episode
+  CHECK(q.empty());
+
+  SECTION("a second episode is reported again") {
+    CHECK(q.push("", bytes(101)) == wm::crossed_high);
+    CHECK(q.push("", bytes(1)) == wm::none);
+    auto seen = drain(q);
+    REQUIRE(seen.size() == 2);
+    CHECK(seen[0] == wm::back_to_low);
+    CHECK(seen[1] == wm::none);
+    CHECK(q.push("", bytes(200)) == wm::crossed_high);
+  }
+}
+
+TEST_CASE("odd high-water mark: the low mark rounds down", "[outbound_queue][watermark]") {
+  outbound_queue q{11};
+  CHECK(q.push("", bytes(6)) == wm::none);
+  CHECK(q.push("", bytes(6)) == wm::crossed_high);  // 12 > 11
+  std::vector<std::string_view> bufs;
+  REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
+  CHECK(q.complete_write() == wm::none);  // 6 > 11/2 == 5
+  CHECK(q.push("", make_frame("")) == wm::none);
+  outbound_queue r{11};
+  CHECK(r.push("", bytes(7)) == wm::none);
+  CHECK(r.push("", bytes(5)) == wm::crossed_high);
+  bufs.clear();
+  REQUIRE(r.begin_write(bufs, 1, 1000) == 1);
+  CHECK(r.complete_write() == wm::back_to_low);  // 5 <= 5
+}
+
+TEST_CASE("a single item larger than the mark crosses it", "[outbound_queue][watermark]") {
+  outbound_queue q{10};
+  CHECK(q.push("prefix", bytes(5)) == wm::crossed_high);  // 11 with its prefix
+  auto seen = drain(q);
+  REQUIRE(seen.size() == 1);
+  CHECK(seen[0] == wm::back_to_low);
+}
+
+TEST_CASE("begin_write respects max_items", "[outbound_queue][write]") {
+  outbound_queue q{1000};
+  for (char c : std::string("abcde"))
+    q.push("", make_frame(std::string(1, c)));
+  std::vector<std::string_view> bufs;
+  CHECK(q.begin_write(bufs, 3, 1000) == 3);
+  CHECK(joined(bufs) == "abc");
+  CHECK(bufs.size() == 3);
+  CHECK(q.pending() == 2);
+  q.complete_write();
+  bufs.clear();
+  CHECK(q.begin_write(bufs, 3, 1000) == 2);
+  CHECK(joined(bufs) == "de");
+  q.complete_write();
+  CHECK(q.empty());
+}
+
+TEST_CASE("begin_write respects max_bytes but always takes one item", "[outbound_queue][write]") {
+  outbound_queue q{1000};
+  q.push("", bytes(4, 'a'));
+  q.push("", bytes(4, 'b'));
+  q.push("", bytes(4, 'c'));
+  q.push("", bytes(100, 'd'));
+  std::vector<std::string_view> bufs;
+
+  SECTION("exact fit") {
+    CHECK(q.begin_write(bufs, 10, 8) == 2);
+    CHECK(joined(bufs) == "aaaabbbb");
+  }
+  SECTION("one byte short") {
+    CHECK(q.begin_write(bufs, 10, 7) == 1);
+    CHECK(joined(bufs) == "aaaa");
+  }
+  SECTION("max_bytes smaller than the first item") {
+    CHECK(q.begin_write(bufs, 10, 1) == 1);
+    CHECK(joined(bufs) == "aaaa");
+  }
+  SECTION("max_bytes 0") {
+    CHECK(q.begin_write(bufs, 10, 0) == 1);
+    CHECK(joined(bufs) == "aaaa");
+  }
+  SECTION("a large item after small ones is left for the next write") {
+    CHECK(q.begin_write(bufs, 10, 50) == 3);
+    CHECK(joined(bufs) == "aaaabbbbcccc");
+    q.complete_write();
+    bufs.clear();
+    CHECK(q.begin_write(bufs, 10, 50) == 1);  // 100 > 50, but at least one
+    CHECK(joined(bufs) == std::string(100, 'd'));
+    q.complete_write();
+    CHECK(q.empty());
+    CHECK(q.bytes() == 0);
+  }
+  SECTION("prefixes count towards max_bytes") {
+    outbound_queue p{1000};
+    p.push("12", bytes(3, 'a'));  // 5
+    p.push("34", bytes(3, 'b'));  // 5
+    std::vector<std::string_view> b;
+    CHECK(p.begin_write(b, 10, 9) == 1);
+    CHECK(b.size() == 2);
+    CHECK(joined(b) == "12aaa");
+  }
+}
+
+TEST_CASE("begin_write appends to the caller's buffers", "[outbound_queue][write]") {
+  outbound_queue q{1000};
+  q.push("", make_frame("x"));
+  std::vector<std::string_view> bufs{"head"};
+  CHECK(q.begin_write(bufs, 1, 100) == 1);
+  REQUIRE(bufs.size() == 2);
+  CHECK(bufs[0] == "head");
+  CHECK(bufs[1] == "x");
+}
+
+TEST_CASE("prefix buffers come before their body, empty prefixes are skipped",
+          "[outbound_queue][write]") {
+  outbound_queue q{1000};
+  auto shared = make_frame("event: e\ndata: 1\n\n");
+  q.push("id: 1\n", shared);
+  q.push("", make_frame(":\n\n"));
+  q.push("id: 2\n", shared);
+  std::vector<std::string_view> bufs;
+  REQUIRE(q.begin_write(bufs, 10, 1000) == 3);
+  REQUIRE(bufs.size() == 5);
+  CHECK(bufs[0] == "id: 1\n");
+  CHECK(bufs[1] == "event: e\ndata: 1\n\n");
+  CHECK(bufs[2] == ":\n\n");
+  CHECK(bufs[3] == "id: 2\n");
+  CHECK(bufs[4] == "event: e\ndata: 1\n\n");
+  // The body is the shared frame itself, not a copy.
+  CHECK(bufs[1].data() == shared->data());
+  CHECK(bufs[4].data() == shared->data());
+  CHECK(joined(bufs) == "id: 1\nevent: e\ndata: 1\n\n:\n\nid: 2\nevent: e\ndata: 1\n\n");
+}
+
+TEST_CASE("drop_pending keeps the items in flight", "[outbound_queue]") {
+  outbound_queue q{1000};
+  q.push("p", bytes(10, 'a'));  // 11
+  q.push("", bytes(20, 'b'));   // 20
+  q.push("", bytes(30, 'c'));   // 30
+  q.push("", bytes(40, 'd'));   // 40
+  std::vector<std::string_view> bufs;
+  REQUIRE(q.begin_write(bufs, 2, 1000) == 2);
+  q.drop_pending();
+  CHECK(q.pending() == 0);
+  CHECK(q.writing());
+  CHECK_FALSE(q.empty());
+  CHECK(q.bytes() == 31);
+  // The buffers handed out are still valid (same items).
+  CHECK(joined(bufs) == "p" + std::string(10, 'a') + std::string(20, 'b'));
+  q.complete_write();
+  CHECK(q.empty());
+  CHECK(q.bytes() == 0);
+  CHECK_FALSE(q.writing());
+
+  SECTION("with nothing in flight it empties the queue") {
+    q.push("", bytes(5));
+    q.push("", bytes(5));
+    q.drop_pending();
+    CHECK(q.empty());
+    CHECK(q.bytes() == 0);
+  }
+}
+
+TEST_CASE("drop_pending above the mark: the next write reports back_to_low",
+          "[outbound_queue][watermark]") {
+  outbound_queue q{100};
+  q.push("", bytes(10));
+  CHECK(q.push("", bytes(200)) == wm::crossed_high);
+  std::vector<std::string_view> bufs;
+  REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
+  q.drop_pending();
+  CHECK(q.bytes() == 10);
+  CHECK(q.complete_write() == wm::back_to_low);
+  CHECK(q.bytes() == 0);
+}
+
+TEST_CASE("the buffers of the write in flight stay valid while the queue grows",
+          "[outbound_queue][write]") {
+  // A short prefix (a WebSocket frame header) lives inside its item: pushing
+  // more items must not move the items of the write in flight.
+  outbound_queue q{1 << 20};
+  q.push(std::string("\\x81\\x05"), make_frame("hello"));
+  std::vector<std::string_view> views;
+  REQUIRE(q.begin_write(views, 16, 1 << 20) == 1u);
+  for (int i = 0; i < 1000; ++i)
+    q.push(std::string("ab"), make_frame(std::to_string(i)));
+  REQUIRE(views.size() == 2u);
+  CHECK(views[0] == "\\x81\\x05");
+  CHECK(views[1] == "hello");
+  q.complete_write();
+  CHECK(q.pending() == 1000u);
+  views.clear();
+  CHECK(q.begin_write(views, 256, 1 << 20) == 256u);
+  CHECK(views[0] == "ab");
+  CHECK(views[1] == "0");
+  q.complete_write();
+  q.drop_pending();
+  CHECK(q.empty());
+  CHECK(q.bytes() == 0u);
+}
+
+TEST_CASE("outbound queues keep the outbound-bytes gauge and observe publish-to-write",
+          "[metrics]") {
+  auto gauge = [] { return scrape("herald_outbound_buffer_bytes"); };
+  auto count = [] { return scrape("herald_publish_to_write_seconds_count"); };
+  auto g0 = gauge();
+  auto c0 = count();
+  {
+    herald::net::outbound_queue q{1000};
+    q.push("id: 1\n", herald::net::make_frame(std::string(100, 'x')), herald::net::metrics::now_ns());
+    q.push({}, herald::net::make_frame(std::string(50, 'y')));   // no publication: not observed
+    q.push({}, herald::net::make_frame(std::string(30, 'z')), 1); // long ago
+    CHECK(gauge() == g0 + 186);
+    std::vector<std::string_view> views;
+    q.begin_write(views, 2, SIZE_MAX);
+    q.complete_write(herald::net::metrics::now_ns());
+    CHECK(gauge() == g0 + 30);
+    CHECK(count() == c0 + 1);
+    q.begin_write(views, 1, SIZE_MAX);
+    q.push({}, herald::net::make_frame(std::string(7, 'w')));
+    q.drop_pending(); // the 7 bytes go; the 30 in flight stay
+    CHECK(gauge() == g0 + 30);
+  } // destroyed with 30 bytes in flight
+  CHECK(gauge() == g0);
+  CHECK(count() == c0 + 1);
+}

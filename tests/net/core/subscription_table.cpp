@@ -1,0 +1,279 @@
+// subscription_table: the session's per-channel positions, the recovery
+// seam, gaps, SSE ids and the hold of a multi-channel SSE request.
+#include "net/core/subscription_table.hpp"
+
+#include "net/wire/sse/cursor.hpp"
+
+#include <catch2/catch.hpp>
+#include <nlohmann/json.hpp>
+
+using namespace herald::net;
+using nlohmann::json;
+
+namespace {
+
+struct recorded : subscription_table::output {
+  std::vector<std::string> ids;   ///< SSE id lines ("" for WebSocket)
+  std::vector<std::string> out;   ///< "pub <channel> <offset>" or the message body
+  std::vector<std::int64_t> accepted;
+  void write_publication(const publication& p, std::string id_line, std::int64_t acc) override {
+    ids.push_back(std::move(id_line));
+    out.push_back("pub " + p.channel + " " + std::to_string(p.offset));
+    accepted.push_back(acc);
+  }
+  void write_message(std::string id_line, std::string body) override {
+    ids.push_back(std::move(id_line));
+    out.push_back(std::move(body));
+    accepted.push_back(0);
+  }
+};
+
+publication_ptr pub(std::string channel, std::string epoch, std::uint64_t offset) {
+  auto p = std::make_shared<publication>();
+  p->channel = std::move(channel);
+  p->epoch = std::move(epoch);
+  p->offset = offset;
+  p->event = "e";
+  p->data = "{}";
+  p->accepted_ns = 42;
+  return p;
+}
+
+subscription_answer answer(std::string channel, std::uint64_t request, std::string epoch,
+                           std::uint64_t head, bool recovered = false,
+                           std::vector<publication_ptr> replay = {}, std::string reason = {}) {
+  return {std::move(channel), request, {std::move(epoch), head}, recovered, std::move(reason),
+          std::move(replay)};
+}
+
+std::vector<sse::cursor_entry> parse_id(const std::string& line) {
+  std::vector<sse::cursor_entry> c;
+  REQUIRE(line.rfind("id: ", 0) == 0);
+  REQUIRE(sse::parse_cursor(line.substr(4, line.size() - 5), 64, c));
+  return c;
+}
+
+} // namespace
+
+TEST_CASE("ws: publications before the answer are dropped, then live ones follow the reply",
+          "[subscription_table]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.expect("stream:1", 1, 7, std::nullopt);
+  t.on_publication(pub("stream:1", "e", 5)); // fanned out before the channel answered us
+  CHECK(r.out.empty());
+  t.on_answer(answer("stream:1", 1, "e", 5));
+  t.on_publication(pub("stream:1", "e", 5)); // at the head: already covered by the answer
+  t.on_publication(pub("stream:1", "e", 6));
+  REQUIRE(r.out.size() == 2u);
+  auto reply = json::parse(r.out[0]);
+  CHECK(reply["op"] == "subscribed");
+  CHECK(reply["id"] == 7);
+  CHECK(reply["offset"] == 5);
+  CHECK(r.out[1] == "pub stream:1 6");
+  CHECK(r.accepted[1] == 42); // live: publish-to-write latency is measured
+}
+
+TEST_CASE("ws: a recovery replays the missed publications once, merged with live ones",
+          "[subscription_table]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.expect("stream:1", 1, 1, stream_position{"e", 2});
+  t.on_answer(answer("stream:1", 1, "e", 4, true, {pub("stream:1", "e", 3), pub("stream:1", "e", 4)}));
+  t.on_publication(pub("stream:1", "e", 4)); // the seam: replayed already
+  t.on_publication(pub("stream:1", "e", 5));
+  REQUIRE(r.out.size() == 4u);
+  CHECK(json::parse(r.out[0])["recovered"] == true);
+  CHECK(r.out[1] == "pub stream:1 3");
+  CHECK(r.accepted[1] == 0); // a replay carries no latency origin
+  CHECK(r.out[2] == "pub stream:1 4");
+  CHECK(r.out[3] == "pub stream:1 5");
+}
+
+TEST_CASE("ws: offset jumps and new epochs are gaps, never silent", "[subscription_table]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.expect("stream:1", 1, 1, std::nullopt);
+  t.on_answer(answer("stream:1", 1, "e", 1));
+  t.on_publication(pub("stream:1", "e", 3));
+  t.on_publication(pub("stream:1", "f", 1));
+  REQUIRE(r.out.size() == 5u);
+  CHECK(json::parse(r.out[1]) == json{{"op", "gap"}, {"channel", "stream:1"}, {"reason", "missed_publications"}});
+  CHECK(r.out[2] == "pub stream:1 3");
+  CHECK(json::parse(r.out[3])["reason"] == "epoch_changed");
+  CHECK(r.out[4] == "pub stream:1 1");
+}
+
+TEST_CASE("ws: unsubscribe while pending answers cancelled; stale answers are ignored",
+          "[subscription_table]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.expect("stream:1", 1, 1, std::nullopt);
+  t.forget("stream:1", json(2));
+  REQUIRE(r.out.size() == 2u);
+  CHECK(json::parse(r.out[0])["code"] == "cancelled");
+  CHECK(json::parse(r.out[0])["id"] == 1);
+  CHECK(json::parse(r.out[1]) == json{{"op", "unsubscribed"}, {"id", 2}, {"channel", "stream:1"}});
+  t.expect("stream:1", 2, 3, std::nullopt); // subscribed again
+  t.on_answer(answer("stream:1", 1, "e", 0)); // the answer to the cancelled one
+  CHECK(r.out.size() == 2u);
+  t.on_answer(answer("stream:1", 2, "e", 0));
+  REQUIRE(r.out.size() == 3u);
+  CHECK(json::parse(r.out[2])["id"] == 3);
+  t.forget("stream:1", std::nullopt); // a refreshed token dropped it: nothing written
+  t.on_publication(pub("stream:1", "e", 1));
+  CHECK(r.out.size() == 3u);
+  CHECK(t.size() == 0u);
+}
+
+TEST_CASE("sse: nothing is written until every channel answered; every id names all",
+          "[subscription_table]") {
+  recorded r;
+  subscription_table t{metrics::transport::sse, r};
+  std::vector<sse::cursor_entry> cursor{{sse::channel_hash("stream:1"), {"e", 1}},
+                                        {sse::channel_hash("stream:2"), {"old", 9}}};
+  t.begin({"stream:1", "stream:2"}, cursor);
+  t.on_answer(answer("stream:1", 5, "e", 3, true, {pub("stream:1", "e", 2), pub("stream:1", "e", 3)}));
+  t.on_publication(pub("stream:1", "e", 4)); // live while stream:2 has not answered: held
+  CHECK(r.out.empty());
+  t.on_answer(answer("stream:2", 6, "e2", 4, false, {}, "epoch_changed"));
+  t.on_answer(answer("stream:2", 6, "e2", 4)); // a duplicate answer changes nothing
+  REQUIRE(r.out.size() == 4u);
+  CHECK(r.out[0] == "pub stream:1 2");
+  CHECK(r.out[1] == "pub stream:1 3");
+  CHECK(r.out[2] == "event: herald.gap\ndata: {\"channel\":\"stream:2\",\"reason\":\"epoch_changed\"}\n\n");
+  CHECK(r.out[3] == "pub stream:1 4");
+  auto first = parse_id(r.ids[0]);
+  REQUIRE(first.size() == 2u);
+  CHECK(first[0].position.offset == 2u);
+  CHECK(first[1].position.epoch == "e2");
+  CHECK(first[1].position.offset == 4u);
+  auto last = parse_id(r.ids[3]);
+  CHECK(last[0].position.offset == 4u);
+  t.on_publication(pub("stream:2", "e2", 5));
+  REQUIRE(r.out.size() == 5u);
+  CHECK(parse_id(r.ids[4])[1].position.offset == 5u);
+  CHECK(t.cursor() == r.ids[4].substr(4, r.ids[4].size() - 5));
+}
+
+TEST_CASE("sse: the first event carries the cursor of every channel, empty ones included",
+          "[subscription_table]") {
+  recorded r;
+  subscription_table t{metrics::transport::sse, r};
+  t.begin({"stream:1", "stream:2"}, {});
+  t.on_answer(answer("stream:1", 5, "e1", 0)); // no publication yet
+  CHECK(r.out.empty());
+  t.on_answer(answer("stream:2", 6, "e2", 7));
+  // Nothing to replay and no gap: a herald.cursor event with the id line.
+  REQUIRE(r.out.size() == 1u);
+  CHECK(r.out[0] == "event: herald.cursor\ndata: {}\n\n");
+  auto first = parse_id(r.ids[0]);
+  REQUIRE(first.size() == 2u);
+  CHECK(first[0].channel_hash == sse::channel_hash("stream:1"));
+  CHECK(first[0].position.epoch == "e1");
+  CHECK(first[0].position.offset == 0u);
+  CHECK(first[1].position.epoch == "e2");
+  CHECK(first[1].position.offset == 7u);
+  t.on_publication(pub("stream:1", "e1", 1));
+  REQUIRE(r.out.size() == 2u);
+  CHECK(r.out[1] == "pub stream:1 1");
+}
+
+TEST_CASE("sse: a replay or a gap carries the cursor itself: no herald.cursor event then",
+          "[subscription_table]") {
+  recorded r;
+  subscription_table t{metrics::transport::sse, r};
+  std::vector<sse::cursor_entry> cursor{{sse::channel_hash("stream:1"), {"old", 3}}};
+  t.begin({"stream:1"}, cursor);
+  t.on_answer(answer("stream:1", 5, "e1", 0, false, {}, "epoch_changed"));
+  REQUIRE(r.out.size() == 1u);
+  CHECK(r.out[0].find("herald.gap") != std::string::npos);
+  CHECK(parse_id(r.ids[0]).size() == 1u);
+}
+
+// -- Centrifugo dialect (docs/centrifugo.md) --------------------------------
+
+TEST_CASE("centrifugo: the replay is inside the subscribe reply, live ones follow without "
+          "duplicate",
+          "[subscription_table][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.set_dialect(ws::dialect::centrifugo);
+  t.expect("stream:1", 1, 2, stream_position{"e", 3}, false);
+  t.on_publication(pub("stream:1", "e", 5)); // before the answer: dropped
+  t.on_answer(answer("stream:1", 1, "e", 5, true,
+                     {pub("stream:1", "e", 4), pub("stream:1", "e", 5)}));
+  t.on_publication(pub("stream:1", "e", 5)); // already in the reply
+  t.on_publication(pub("stream:1", "e", 6));
+  REQUIRE(r.out.size() == 2u);
+  auto reply = json::parse(r.out[0]);
+  CHECK(reply["id"] == 2);
+  CHECK(reply["subscribe"]["recovered"] == true);
+  CHECK(reply["subscribe"]["was_recovering"] == true);
+  CHECK(reply["subscribe"]["offset"] == 5);
+  REQUIRE(reply["subscribe"]["publications"].size() == 2u);
+  CHECK(reply["subscribe"]["publications"][0]["offset"] == 4);
+  CHECK(reply["subscribe"]["publications"][1]["offset"] == 5);
+  CHECK(r.out[1] == "pub stream:1 6");
+}
+
+TEST_CASE("centrifugo: flag bit 2 answers a failed recovery with 112 and keeps nothing",
+          "[subscription_table][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.set_dialect(ws::dialect::centrifugo);
+  t.expect("stream:1", 1, 3, stream_position{"old", 3}, true);
+  t.on_answer(answer("stream:1", 1, "e", 9, false, {}, "epoch_changed"));
+  t.on_publication(pub("stream:1", "e", 10));
+  REQUIRE(r.out.size() == 1u);
+  auto err = json::parse(r.out[0]);
+  CHECK(err["id"] == 3);
+  CHECK(err["error"]["code"] == 112);
+  CHECK(t.size() == 0u);
+  // Without the flag the same answer is a reply with recovered:false.
+  recorded r2;
+  subscription_table t2{metrics::transport::ws, r2};
+  t2.set_dialect(ws::dialect::centrifugo);
+  t2.expect("stream:1", 1, 3, stream_position{"old", 3}, false);
+  t2.on_answer(answer("stream:1", 1, "e", 9, false, {}, "epoch_changed"));
+  REQUIRE(r2.out.size() == 1u);
+  auto reply = json::parse(r2.out[0]);
+  CHECK(reply["subscribe"]["recovered"] == false);
+  CHECK(reply["subscribe"]["was_recovering"] == true);
+  CHECK(reply["subscribe"]["epoch"] == "e");
+}
+
+TEST_CASE("centrifugo: a live gap is an unsubscribe push >= 2500, then silence until a new "
+          "subscribe",
+          "[subscription_table][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.set_dialect(ws::dialect::centrifugo);
+  t.expect("stream:1", 1, 1, std::nullopt, false);
+  t.on_answer(answer("stream:1", 1, "e", 2));
+  t.on_publication(pub("stream:1", "e", 5)); // 3 and 4 are missing
+  t.on_publication(pub("stream:1", "e", 6));
+  REQUIRE(r.out.size() == 2u);
+  auto push = json::parse(r.out[1]);
+  CHECK(push["push"]["channel"] == "stream:1");
+  CHECK(push["push"]["unsubscribe"]["code"] >= 2500);
+  // The SDK subscribes again from its position and recovers.
+  t.expect("stream:1", 2, 7, stream_position{"e", 2}, false);
+  t.on_answer(answer("stream:1", 2, "e", 6, false, {}, "history_expired"));
+  t.on_publication(pub("stream:1", "e", 7));
+  REQUIRE(r.out.size() == 4u);
+  CHECK(json::parse(r.out[2])["id"] == 7);
+  CHECK(r.out[3] == "pub stream:1 7");
+}
+
+TEST_CASE("centrifugo: unsubscribe replies echo the command id", "[subscription_table][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.set_dialect(ws::dialect::centrifugo);
+  t.expect("stream:1", 1, 1, std::nullopt, false);
+  t.forget("stream:1", json(4)); // the subscribe had not been answered
+  REQUIRE(r.out.size() == 2u);
+  CHECK(json::parse(r.out[0])["id"] == 1);
+  CHECK(json::parse(r.out[0]).contains("error"));
+  CHECK(json::parse(r.out[1]) == json::parse(R"({"id":4,"unsubscribe":{}})"));
+}

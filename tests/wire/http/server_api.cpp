@@ -1,0 +1,71 @@
+// Centrifugo server API bodies (net/wire/http/server_api.hpp): what
+// /api/publish and /api/broadcast accept and refuse, and the shapes they
+// answer. The same requests go through the real server in e2e.centrifugo.
+#include "net/wire/http/server_api.hpp"
+
+#include "net/wire/errors.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+using namespace herald;
+using namespace herald::net;
+using namespace herald::net::http;
+using nlohmann::json;
+
+TEST_CASE("api broadcast: a channel listed twice is published twice, responses in order",
+          "[server_api]") {
+  publish_request req;
+  std::string detail;
+  auto ec = parse_api_publish(R"({"channels":["stream:bx","stream:by","stream:bx"],"data":1})",
+                              true, 64, req, detail);
+  REQUIRE_FALSE(ec);
+  CHECK(req.channels == std::vector<std::string>{"stream:bx", "stream:by", "stream:bx"});
+  auto body = json::parse(encode_api_broadcast({{"e", 1}, {"e", 1}, {"e", 2}}));
+  REQUIRE(body["result"]["responses"].size() == 3);
+  CHECK(body["result"]["responses"][2]["result"]["offset"] == 2);
+  // POST /v1/publish keeps counting a repeated channel once (its answer is a map).
+  publish_request v1;
+  REQUIRE_FALSE(parse_publish_request(R"({"channels":["stream:bx","stream:bx"],"event":"e","data":1})", 64,
+                                      v1, detail));
+  CHECK(v1.channels == std::vector<std::string>{"stream:bx"});
+}
+
+TEST_CASE("api broadcast: the channel limit counts entries", "[server_api]") {
+  publish_request req;
+  std::string detail;
+  auto ec = parse_api_publish(R"({"channels":["stream:a","stream:a","stream:a"],"data":1})", true,
+                              2, req, detail);
+  CHECK(ec == errc::too_many_channels);
+}
+
+TEST_CASE("api publish: every tag must be a string, event included", "[server_api]") {
+  std::string detail;
+  for (const char* body : {R"({"channel":"stream:1","data":1,"tags":{"event":"e","foo":1}})",
+                           R"({"channel":"stream:1","data":1,"tags":{"event":7}})",
+                           R"({"channel":"stream:1","data":1,"tags":{"x":null}})"}) {
+    publish_request req;
+    CAPTURE(body);
+    CHECK(parse_api_publish(body, false, 64, req, detail) == errc::invalid_request);
+    CHECK(detail.find("must be a string") != std::string::npos);
+  }
+  publish_request ok;
+  REQUIRE_FALSE(parse_api_publish(R"({"channel":"stream:1","data":1,"tags":{"event":"e","k":"v"}})",
+                                  false, 64, ok, detail));
+  CHECK(ok.event == "e");
+}
+
+TEST_CASE("api errors: Centrifugo's shape with a numeric code", "[server_api]") {
+  for (auto code : {errc::payload_too_large, errc::headers_too_large, errc::method_not_allowed,
+                    errc::not_found, errc::invalid_request, errc::unavailable}) {
+    auto body = json::parse(encode_api_error(code, {}));
+    CAPTURE(info(code).code);
+    CHECK(body["error"]["code"].is_number_unsigned());
+    CHECK(body["error"]["message"].is_string());
+    CHECK(body["error"]["message"] != "");
+  }
+}

@@ -1,0 +1,425 @@
+#include "net/wire/ws/protocol.hpp"
+
+#include <catch2/catch.hpp>
+
+#include "net/wire/errors.hpp"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <string_view>
+
+using herald::errc;
+using herald::info;
+using herald::net::max_client_offset;
+using herald::net::stream_position;
+using herald::net::ws::command;
+using herald::net::ws::command_error;
+using herald::net::ws::encode_error;
+using herald::net::ws::encode_pong;
+using herald::net::ws::encode_publication;
+using herald::net::ws::encode_subscribed;
+using herald::net::ws::encode_unsubscribed;
+using herald::net::ws::op;
+using herald::net::ws::parse_command;
+using nlohmann::json;
+
+namespace {
+
+const std::string account = "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ";
+
+command accept(std::string_view text) {
+  INFO("input: " << std::string(text));
+  command cmd;
+  command_error err;
+  bool ok = parse_command(text, cmd, err);
+  INFO("error: " << info(err.code).code << ": " << err.message);
+  REQUIRE(ok);
+  return cmd;
+}
+
+command_error refuse(std::string_view text) {
+  INFO("input: " << std::string(text));
+  command cmd;
+  command_error err;
+  REQUIRE_FALSE(parse_command(text, cmd, err));
+  CHECK_FALSE(err.message.empty());
+  return err;
+}
+
+// Expects a refusal with `code`, and `id` echoed (null: none).
+void refused_with(std::string_view text, errc code, const json& id = nullptr) {
+  INFO("input: " << std::string(text));
+  auto err = refuse(text);
+  CHECK(info(err.code).code == info(code).code);
+  CHECK(err.id == id);
+}
+
+std::string nested(std::size_t depth) {
+  return std::string(depth, '[') + std::string(depth, ']');
+}
+
+} // namespace
+
+TEST_CASE("ping with id as number, string, absent", "[ws][protocol]") {
+  auto a = accept(R"({"op":"ping","id":3})");
+  CHECK(a.kind == op::ping);
+  CHECK(a.id == json(3));
+  CHECK(a.id.is_number_integer());
+  CHECK(a.channel.empty());
+  CHECK_FALSE(a.since.has_value());
+
+  auto b = accept(R"({"op":"ping","id":"abc"})");
+  CHECK(b.kind == op::ping);
+  CHECK(b.id == json("abc"));
+
+  auto c = accept(R"({"op":"ping"})");
+  CHECK(c.kind == op::ping);
+  CHECK(c.id.is_null());
+
+  auto d = accept(R"({"id":-7,"op":"ping"})");
+  CHECK(d.id == json(-7));
+  auto e = accept(R"({"op":"ping","id":1.5})");
+  CHECK(e.id == json(1.5));
+  auto f = accept(R"({"op":"ping","id":""})");
+  CHECK(f.id == json(""));
+}
+
+TEST_CASE("subscribe with id as number, string, absent", "[ws][protocol]") {
+  auto a = accept(R"({"op":"subscribe","id":1,"channel":"stream:42"})");
+  CHECK(a.kind == op::subscribe);
+  CHECK(a.id == json(1));
+  CHECK(a.channel == "stream:42");
+  CHECK_FALSE(a.since.has_value());
+
+  auto b = accept(R"({"op":"subscribe","id":"req-1","channel":"user:)" + account + "\"}");
+  CHECK(b.kind == op::subscribe);
+  CHECK(b.id == json("req-1"));
+  CHECK(b.channel == "user:" + account);
+
+  auto c = accept(R"({"op":"subscribe","channel":"stream:a.b-c_d"})");
+  CHECK(c.kind == op::subscribe);
+  CHECK(c.id.is_null());
+  CHECK(c.channel == "stream:a.b-c_d");
+}
+
+TEST_CASE("unsubscribe with id as number, string, absent", "[ws][protocol]") {
+  auto a = accept(R"({"op":"unsubscribe","id":2,"channel":"stream:42"})");
+  CHECK(a.kind == op::unsubscribe);
+  CHECK(a.id == json(2));
+  CHECK(a.channel == "stream:42");
+  CHECK_FALSE(a.since.has_value());
+
+  auto b = accept(R"({"op":"unsubscribe","id":"x","channel":"stream:42"})");
+  CHECK(b.kind == op::unsubscribe);
+  CHECK(b.id == json("x"));
+
+  auto c = accept(R"({"op":"unsubscribe","channel":"stream:42"})");
+  CHECK(c.kind == op::unsubscribe);
+  CHECK(c.id.is_null());
+}
+
+TEST_CASE("subscribe with a valid since", "[ws][protocol]") {
+  auto a = accept(R"({"op":"subscribe","id":1,"channel":"stream:42","since":{"epoch":"u81bgp9q1gin","offset":17}})");
+  REQUIRE(a.since.has_value());
+  CHECK(a.since->epoch == "u81bgp9q1gin");
+  CHECK(a.since->offset == 17);
+
+  auto zero = accept(R"({"op":"subscribe","channel":"stream:42","since":{"epoch":"a","offset":0}})");
+  REQUIRE(zero.since.has_value());
+  CHECK(zero.since->epoch == "a");
+  CHECK(zero.since->offset == 0);
+
+  auto max = accept(R"({"op":"subscribe","channel":"stream:42","since":{"epoch":"0123456789abcdefghijklmnopqrstuv","offset":9007199254740991}})");
+  REQUIRE(max.since.has_value());
+  CHECK(max.since->epoch == "0123456789abcdefghijklmnopqrstuv");
+  CHECK(max.since->offset == max_client_offset);
+
+  auto extra = accept(R"({"op":"subscribe","channel":"stream:42","since":{"offset":5,"epoch":"e","x":1}})");
+  REQUIRE(extra.since.has_value());
+  CHECK(extra.since->offset == 5);
+}
+
+TEST_CASE("invalid since is refused with invalid_since and the id", "[ws][protocol][bad-input]") {
+  const std::string head = R"({"op":"subscribe","id":9,"channel":"stream:42","since":)";
+  auto since = [&](std::string_view s) { return head + std::string(s) + "}"; };
+  SECTION("missing epoch") { refused_with(since(R"({"offset":1})"), errc::invalid_since, 9); }
+  SECTION("missing offset") { refused_with(since(R"({"epoch":"e"})"), errc::invalid_since, 9); }
+  SECTION("empty object") { refused_with(since("{}"), errc::invalid_since, 9); }
+  SECTION("offset negative") {
+    refused_with(since(R"({"epoch":"e","offset":-1})"), errc::invalid_since, 9);
+  }
+  SECTION("offset float") {
+    refused_with(since(R"({"epoch":"e","offset":1.5})"), errc::invalid_since, 9);
+    refused_with(since(R"({"epoch":"e","offset":17.0})"), errc::invalid_since, 9);
+    refused_with(since(R"({"epoch":"e","offset":1e3})"), errc::invalid_since, 9);
+  }
+  SECTION("offset string") {
+    refused_with(since(R"({"epoch":"e","offset":"17"})"), errc::invalid_since, 9);
+  }
+  SECTION("offset of another type") {
+    refused_with(since(R"({"epoch":"e","offset":true})"), errc::invalid_since, 9);
+    refused_with(since(R"({"epoch":"e","offset":null})"), errc::invalid_since, 9);
+    refused_with(since(R"({"epoch":"e","offset":[1]})"), errc::invalid_since, 9);
+  }
+  SECTION("offset over 2^53-1") {
+    refused_with(since(R"({"epoch":"e","offset":9007199254740992})"), errc::invalid_since, 9);
+    refused_with(since(R"({"epoch":"e","offset":18446744073709551615})"), errc::invalid_since, 9);
+  }
+  SECTION("epoch invalid") {
+    refused_with(since(R"({"epoch":"","offset":1})"), errc::invalid_since, 9);
+    refused_with(since(R"({"epoch":"ABC","offset":1})"), errc::invalid_since, 9);
+    refused_with(since(R"({"epoch":"a-b","offset":1})"), errc::invalid_since, 9);
+    refused_with(since(R"({"epoch":"a\nb","offset":1})"), errc::invalid_since, 9);
+    refused_with(since(R"({"epoch":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","offset":1})"),
+                 errc::invalid_since, 9);  // 33
+    refused_with(since(R"({"epoch":5,"offset":1})"), errc::invalid_since, 9);
+    refused_with(since(R"({"epoch":null,"offset":1})"), errc::invalid_since, 9);
+  }
+  SECTION("since not an object") {
+    refused_with(since(R"("u81bgp9q1gin-17")"), errc::invalid_since, 9);
+    refused_with(since("17"), errc::invalid_since, 9);
+    refused_with(since(R"(["e",17])"), errc::invalid_since, 9);
+    refused_with(since("true"), errc::invalid_since, 9);
+  }
+  SECTION("string id is echoed") {
+    refused_with(R"({"op":"subscribe","id":"s","channel":"stream:42","since":{"offset":1}})",
+                 errc::invalid_since, "s");
+  }
+}
+
+TEST_CASE("invalid JSON is refused with invalid_json", "[ws][protocol][bad-input]") {
+  for (std::string_view text :
+       {"", " ", "{", "}", "not json", "{\"op\":\"ping\"", "{\"op\":\"ping\"}}", "{'op':'ping'}",
+        "{\"op\":\"ping\",}", "{op:\"ping\"}", "{\"op\":\"ping\"} {\"op\":\"ping\"}",
+        "{\"op\":\"ping\"} // comment"}) {
+    refused_with(text, errc::invalid_json);
+  }
+}
+
+TEST_CASE("a JSON value that is not an object is refused with invalid_json",
+          "[ws][protocol][bad-input]") {
+  for (std::string_view text : {"[]", R"([{"op":"ping","id":1}])", R"("ping")", "null", "42",
+                                "true", "[\"op\",\"ping\"]"}) {
+    refused_with(text, errc::invalid_json);
+  }
+}
+
+TEST_CASE("invalid UTF-8 inside a string is refused with invalid_json",
+          "[ws][protocol][bad-input]") {
+  refused_with("{\"op\":\"ping\",\"id\":\"\xff\"}", errc::invalid_json);
+  refused_with("{\"op\":\"ping\",\"id\":\"\xc3\"}", errc::invalid_json);      // truncated
+  refused_with("{\"op\":\"ping\",\"id\":\"\xed\xa0\x80\"}", errc::invalid_json);  // surrogate
+  refused_with("{\"op\":\"ping\",\"id\":\"\xc0\xaf\"}", errc::invalid_json);  // overlong
+}
+
+TEST_CASE("nesting deeper than 64 is refused with invalid_json", "[ws][protocol][bad-input]") {
+  // The object itself is level 1: x at 63 more levels is 64 deep.
+  accept(R"({"op":"ping","x":)" + nested(63) + "}");
+  refused_with(R"({"op":"ping","id":1,"x":)" + nested(64) + "}", errc::invalid_json);
+  refused_with(R"({"op":"ping","x":)" + nested(10000) + "}", errc::invalid_json);
+}
+
+TEST_CASE("op missing, not a string or unknown", "[ws][protocol][bad-input]") {
+  SECTION("missing") {
+    refused_with(R"({"id":1})", errc::invalid_request, 1);
+    refused_with(R"({})", errc::invalid_request);
+    refused_with(R"({"id":"q","channel":"stream:42"})", errc::invalid_request, "q");
+  }
+  SECTION("not a string") {
+    refused_with(R"({"op":1,"id":1})", errc::invalid_request, 1);
+    refused_with(R"({"op":null,"id":1})", errc::invalid_request, 1);
+    refused_with(R"({"op":["ping"],"id":1})", errc::invalid_request, 1);
+    refused_with(R"({"op":{"name":"ping"},"id":"z"})", errc::invalid_request, "z");
+  }
+  SECTION("unknown") {
+    refused_with(R"({"op":"publish","id":4,"channel":"stream:42"})", errc::unknown_op, 4);
+    refused_with(R"({"op":"PING","id":4})", errc::unknown_op, 4);
+    refused_with(R"({"op":"","id":"e"})", errc::unknown_op, "e");
+    refused_with(R"({"op":"ping "})", errc::unknown_op);
+    refused_with(R"({"op":"subscribed","channel":"stream:42"})", errc::unknown_op);
+  }
+}
+
+TEST_CASE("channel missing, mistyped or invalid", "[ws][protocol][bad-input]") {
+  for (std::string_view op_name : {"subscribe", "unsubscribe"}) {
+    const std::string head = R"({"op":")" + std::string(op_name) + R"(","id":5)";
+    INFO(op_name);
+    refused_with(head + "}", errc::invalid_request, 5);
+    refused_with(head + R"(,"channel":42})", errc::invalid_request, 5);
+    refused_with(head + R"(,"channel":null})", errc::invalid_request, 5);
+    refused_with(head + R"(,"channel":["stream:42"]})", errc::invalid_request, 5);
+    refused_with(head + R"(,"channel":""})", errc::invalid_channel, 5);
+    refused_with(head + R"(,"channel":"stream:"})", errc::invalid_channel, 5);
+    refused_with(head + R"(,"channel":"Stream:42"})", errc::invalid_channel, 5);
+    refused_with(head + R"(,"channel":"stream:4 2"})", errc::invalid_channel, 5);
+    refused_with(head + R"(,"channel":"stream:42\n"})", errc::invalid_channel, 5);
+    refused_with(head + R"(,"channel":"stream:42\u0000"})", errc::invalid_channel, 5);
+    refused_with(head + R"(,"channel":"user:GA7Q"})", errc::invalid_channel, 5);
+    refused_with(head + R"(,"channel":"topic:42"})", errc::invalid_channel, 5);
+    refused_with(head + R"(,"channel":"stream:)" + std::string(129, 'x') + "\"}",
+                 errc::invalid_channel, 5);
+  }
+  // The channel is checked before since.
+  refused_with(R"({"op":"subscribe","id":"k","channel":"bad","since":{}})", errc::invalid_channel,
+               "k");
+}
+
+TEST_CASE("id of a refused type", "[ws][protocol][bad-input]") {
+  refused_with(R"({"op":"ping","id":{}})", errc::invalid_request);
+  refused_with(R"({"op":"ping","id":{"n":1}})", errc::invalid_request);
+  refused_with(R"({"op":"ping","id":[1]})", errc::invalid_request);
+  refused_with(R"({"op":"ping","id":true})", errc::invalid_request);
+  refused_with(R"({"op":"subscribe","id":{},"channel":"stream:42"})", errc::invalid_request);
+}
+
+TEST_CASE("id string of at most 64 characters", "[ws][protocol][bad-input]") {
+  const std::string id64(64, 'i');
+  auto a = accept(R"({"op":"ping","id":")" + id64 + "\"}");
+  CHECK(a.id == json(id64));
+  refused_with(R"({"op":"ping","id":")" + std::string(65, 'i') + "\"}", errc::invalid_request);
+  refused_with(R"({"op":"ping","id":")" + std::string(1000, 'i') + "\"}", errc::invalid_request);
+}
+
+TEST_CASE("every WS command error code of docs/protocol.md", "[ws][protocol][errors]") {
+  // Produced by parse_command:
+  refused_with("nope", errc::invalid_json);
+  refused_with(R"({"op":7,"id":1})", errc::invalid_request, 1);
+  refused_with(R"({"op":"nope","id":1})", errc::unknown_op, 1);
+  refused_with(R"({"op":"subscribe","id":1,"channel":"x"})", errc::invalid_channel, 1);
+  refused_with(R"({"op":"subscribe","id":1,"channel":"stream:1","since":{}})",
+               errc::invalid_since, 1);
+  // Produced by the session, encoded here; all eight as documented.
+  struct row {
+    errc e;
+    std::string_view code;
+  };
+  const row rows[] = {
+      {errc::invalid_json, "invalid_json"},
+      {errc::invalid_request, "invalid_request"},
+      {errc::unknown_op, "unknown_op"},
+      {errc::invalid_channel, "invalid_channel"},
+      {errc::invalid_since, "invalid_since"},
+      {errc::already_subscribed, "already_subscribed"},
+      {errc::not_subscribed, "not_subscribed"},
+      {errc::too_many_channels, "too_many_channels"},
+  };
+  for (const auto& r : rows) {
+    INFO(r.code);
+    auto j = json::parse(encode_error(1, r.e, ""));
+    CHECK(j.at("op") == "error");
+    CHECK(j.at("id") == 1);
+    CHECK(j.at("code") == r.code);
+    CHECK(j.at("message") == info(r.e).message);
+    CHECK(j.size() == 4);
+  }
+}
+
+TEST_CASE("encode_subscribed", "[ws][protocol][encoder]") {
+  SECTION("recovered, numeric id") {
+    auto j = json::parse(encode_subscribed(1, "stream:42", stream_position{"ep1", 17}, true, ""));
+    CHECK(j == json{{"op", "subscribed"}, {"id", 1}, {"channel", "stream:42"},
+                    {"epoch", "ep1"}, {"offset", 17}, {"recovered", true}});
+  }
+  SECTION("not recovered with a reason, string id") {
+    auto j = json::parse(
+        encode_subscribed("a", "stream:42", stream_position{"e2", 0}, false, "epoch_changed"));
+    CHECK(j == json{{"op", "subscribed"}, {"id", "a"}, {"channel", "stream:42"}, {"epoch", "e2"},
+                    {"offset", 0}, {"recovered", false}, {"reason", "epoch_changed"}});
+  }
+  SECTION("no id: the field is left out") {
+    auto text = encode_subscribed(nullptr, "stream:42", stream_position{"e", 5}, false, "");
+    auto j = json::parse(text);
+    CHECK_FALSE(j.contains("id"));
+    CHECK_FALSE(j.contains("reason"));
+    CHECK(j == json{{"op", "subscribed"}, {"channel", "stream:42"}, {"epoch", "e"},
+                    {"offset", 5}, {"recovered", false}});
+    CHECK(text.find('\n') == std::string::npos);
+  }
+  SECTION("offset 2^53-1 is exact") {
+    auto j = json::parse(
+        encode_subscribed(1, "stream:42", stream_position{"e", max_client_offset}, false, ""));
+    CHECK(j.at("offset").get<std::uint64_t>() == max_client_offset);
+  }
+}
+
+TEST_CASE("encode_unsubscribed and encode_pong", "[ws][protocol][encoder]") {
+  CHECK(json::parse(encode_unsubscribed(2, "stream:42")) ==
+        json{{"op", "unsubscribed"}, {"id", 2}, {"channel", "stream:42"}});
+  CHECK(json::parse(encode_unsubscribed(nullptr, "stream:42")) ==
+        json{{"op", "unsubscribed"}, {"channel", "stream:42"}});
+  CHECK(json::parse(encode_pong(3)) == json{{"op", "pong"}, {"id", 3}});
+  CHECK(json::parse(encode_pong("p")) == json{{"op", "pong"}, {"id", "p"}});
+  CHECK(json::parse(encode_pong(nullptr)) == json{{"op", "pong"}});
+  CHECK(encode_pong(nullptr) == R"({"op":"pong"})");
+  // An id is echoed with the same type and value.
+  CHECK(json::parse(encode_pong(1.5)) == json{{"op", "pong"}, {"id", 1.5}});
+  CHECK(json::parse(encode_pong(-3)).at("id").get<int>() == -3);
+}
+
+TEST_CASE("encode_error", "[ws][protocol][encoder]") {
+  SECTION("with a channel and a message") {
+    auto j = json::parse(encode_error(1, errc::invalid_channel, "bad name", "stream:"));
+    CHECK(j == json{{"op", "error"}, {"id", 1}, {"code", "invalid_channel"},
+                    {"message", "bad name"}, {"channel", "stream:"}});
+  }
+  SECTION("default message, no channel, no id") {
+    auto j = json::parse(encode_error(nullptr, errc::invalid_json, ""));
+    CHECK(j == json{{"op", "error"}, {"code", "invalid_json"},
+                    {"message", std::string(info(errc::invalid_json).message)}});
+  }
+  SECTION("text that needs escaping stays valid JSON") {
+    auto text = encode_error("i\"d", errc::invalid_request, "quote \" newline \n bad \xff",
+                             "stream:\"x\"\n");
+    CHECK(text.find('\n') == std::string::npos);
+    auto j = json::parse(text);
+    CHECK(j.at("id") == "i\"d");
+    CHECK(j.at("channel") == "stream:\"x\"\n");
+    CHECK(j.at("code") == "invalid_request");
+  }
+}
+
+TEST_CASE("encode_publication inserts data verbatim", "[ws][protocol][encoder]") {
+  CHECK(encode_publication("stream:42", 17, "withdrawn", R"({"amount":"12.5000000"})") ==
+        R"({"op":"publication","channel":"stream:42","offset":17,"event":"withdrawn","data":{"amount":"12.5000000"}})");
+  CHECK(encode_publication("stream:1", 0, "e", "null") ==
+        R"({"op":"publication","channel":"stream:1","offset":0,"event":"e","data":null})");
+
+  for (std::string_view data :
+       {"null", "true", "0", "-1.5e3", R"("s\n\"q\"")", "[]", "{}", R"([1,"a",{"b":[null]}])",
+        R"({"z":1,"a":2})", "\"\xe2\x80\xa8\""}) {
+    INFO(data);
+    auto text = encode_publication("user:" + account, max_client_offset, "a:b.c-d_e", data);
+    auto j = json::parse(text);
+    CHECK(j.at("op") == "publication");
+    CHECK(j.at("channel") == "user:" + account);
+    CHECK(j.at("offset").get<std::uint64_t>() == max_client_offset);
+    CHECK(j.at("event") == "a:b.c-d_e");
+    CHECK(j.at("data") == json::parse(data));
+    CHECK(j.size() == 5);
+    // Verbatim: the exact bytes, key order inside data kept.
+    const std::string tail = ",\"data\":" + std::string(data) + "}";
+    CHECK(text.size() >= tail.size());
+    CHECK(text.compare(text.size() - tail.size(), tail.size(), tail) == 0);
+  }
+}
+
+TEST_CASE("connect and refresh carry a token string", "[ws][protocol][auth]") {
+  auto c = accept(R"({"op":"connect","id":4,"token":"a.b.c"})");
+  CHECK(c.kind == op::connect);
+  CHECK(c.token == "a.b.c");
+  CHECK(c.id == 4);
+  auto r = accept(R"({"op":"refresh","token":"x.y.z"})");
+  CHECK(r.kind == op::refresh);
+  CHECK(r.token == "x.y.z");
+  refused_with(R"({"op":"connect","id":5})", errc::invalid_request, 5);
+  refused_with(R"({"op":"refresh","token":42})", errc::invalid_request);
+  refused_with(R"({"op":"connect","token":null})", errc::invalid_request);
+}
+
+TEST_CASE("a command that names a key twice is refused with invalid_json", "[ws][protocol][bad-input]") {
+  refused_with(R"({"op":"ping","op":"subscribe","channel":"stream:1"})", errc::invalid_json);
+  refused_with(R"({"op":"subscribe","channel":"stream:1","channel":"stream:2"})", errc::invalid_json);
+  refused_with(R"({"op":"subscribe","channel":"stream:1","since":{"epoch":"e","offset":1,"offset":2}})",
+               errc::invalid_json);
+}
