@@ -10,7 +10,7 @@
 #       loadtest/run-benchmarks.sh runs this (FUZZ_SECONDS)
 # A crash or sanitizer finding fails the run and leaves the input as
 # build-fuzz/tests/fuzz/work/<target>/crash-*: add it to the target's
-# regression test in tests/net (see tests/fuzz/README.md).
+# regression test in tests/wire or tests/net/http (see tests/fuzz/README.md).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 seconds=${1:-${HERALD_FUZZ_SECONDS:-15}}
