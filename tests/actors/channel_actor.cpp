@@ -1,14 +1,10 @@
 #define CAF_SUITE actors.channel_actor
 #include "actors/channel_actor.hpp"
 
-#include "recording_subscriber.hpp"
-
-#include <caf/test/dsl.hpp>
+#include "fixture.hpp"
 
 using namespace herald;
 using namespace herald::actors;
-using herald::test::sub_state;
-using herald::test::subscriber;
 using namespace std::chrono_literals;
 
 namespace {
@@ -36,33 +32,14 @@ publish_ticket_ptr ticket(std::string channel, std::string event, std::vector<st
                                           });
 }
 
-struct fixture : test_coordinator_fixture<> {
+// The channel "stream:42" under test (epoch "ep1", history of 4 for 10 s),
+// reporting to a fake registry.
+struct fixture : test::actor_fixture {
   caf::actor reg = sys.spawn(fake_registry);
-  caf::actor ch;
+  caf::actor ch = spawn_channel("stream:42", "ep1", history_options{4, 10s}, reg);
   std::vector<std::uint64_t> offsets;
 
-  fixture() {
-    ch = sys.spawn(channel_actor, std::string{"stream:42"}, std::string{"ep1"},
-                   history_options{4, 10s}, reg, caf::actor{});
-    run();
-  }
-
-  // Subscribers and the channel reference each other (as connection actors
-  // and channels do in the server, where a closed session ends the cycle):
-  // end them explicitly so the actor system can shut down.
-  std::vector<caf::actor> spawned;
-  ~fixture() {
-    for (auto& a : spawned)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(ch, caf::exit_reason::user_shutdown);
-    run();
-  }
-
   channel_state& state() { return deref<caf::stateful_actor<channel_state>>(ch).state; }
-  test::recorder& sub(const caf::actor& a) { return *deref<caf::stateful_actor<sub_state>>(a).state.rec; }
-  std::shared_ptr<net::subscriber_sink> sink_of(const caf::actor& a) {
-    return deref<caf::stateful_actor<sub_state>>(a).state.rec;
-  }
 
   void publish(int n) {
     for (int i = 0; i < n; ++i)
@@ -71,8 +48,7 @@ struct fixture : test_coordinator_fixture<> {
   }
 
   caf::actor subscribe(std::optional<net::stream_position> since = std::nullopt) {
-    auto s = sys.spawn(subscriber);
-    spawned.push_back(s);
+    auto s = spawn_subscriber();
     self->send(ch, subscribe_atom_v, subscribe_request{"stream:42", s, since, 0, sink_of(s)});
     sched.run();
     return s;
@@ -188,8 +164,7 @@ CAF_TEST(recovery refuses when the missed publications left the history by age) 
 
 CAF_TEST(the answer comes before any live publication) {
   publish(1);
-  auto s = sys.spawn(subscriber);
-  spawned.push_back(s);
+  auto s = spawn_subscriber();
   // Subscribe and publish back to back: the channel handles them in order,
   // so the subscriber sees the answer, then offset 2.
   self->send(ch, subscribe_atom_v, subscribe_request{"stream:42", s, net::stream_position{"ep1", 0}, 0, sink_of(s)});
@@ -214,8 +189,7 @@ CAF_TEST(unsubscribe stops delivery) {
 CAF_TEST(a subscriber that leaves releases its session at once) {
   // The channel's fan-out lists hold the sessions (and so their sockets and
   // connection slots): leaving must not wait for the next publication.
-  auto s = sys.spawn(subscriber);
-  spawned.push_back(s);
+  auto s = spawn_subscriber();
   auto session = std::make_shared<test::recorder>();
   std::weak_ptr<test::recorder> weak = session;
   self->send(ch, subscribe_atom_v, subscribe_request{"stream:42", s, std::nullopt, 0, session});

@@ -1,14 +1,10 @@
 #define CAF_SUITE actors.channel_cluster
 #include "actors/channel_actor.hpp"
 
-#include "recording_subscriber.hpp"
-
-#include <caf/test/dsl.hpp>
+#include "fixture.hpp"
 
 using namespace herald;
 using namespace herald::actors;
-using herald::test::sub_state;
-using herald::test::subscriber;
 using namespace std::chrono_literals;
 
 namespace {
@@ -40,24 +36,12 @@ caf::behavior fake_registry(caf::event_based_actor*) {
   return {[](idle_atom, const std::string&, std::uint64_t) {}};
 }
 
-
-struct fixture : test_coordinator_fixture<> {
+// The channel "stream:7" under test in cluster mode (history of 16 for
+// 60 s), with a fake gateway and a fake registry.
+struct fixture : test::actor_fixture {
   caf::actor gw = sys.spawn(fake_gateway);
   caf::actor reg = sys.spawn(fake_registry);
-  caf::actor ch;
-  std::vector<caf::actor> spawned;
-
-  fixture() {
-    ch = sys.spawn(channel_actor, std::string{"stream:7"}, std::string{"unused"},
-                   history_options{16, 60s}, reg, gw);
-    run();
-  }
-  ~fixture() {
-    for (auto& a : spawned)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(ch, caf::exit_reason::user_shutdown);
-    run();
-  }
+  caf::actor ch = spawn_channel("stream:7", "unused", history_options{16, 60s}, reg, gw);
 
   // As the gateway does, stamp publications with the time they arrive.
   publication_ptr pub(std::string epoch, std::uint64_t offset) {
@@ -67,14 +51,9 @@ struct fixture : test_coordinator_fixture<> {
 
   gw_state& gateway() { return deref<caf::stateful_actor<gw_state>>(gw).state; }
   channel_state& state() { return deref<caf::stateful_actor<channel_state>>(ch).state; }
-  test::recorder& sub(const caf::actor& a) { return *deref<caf::stateful_actor<sub_state>>(a).state.rec; }
-  std::shared_ptr<net::subscriber_sink> sink_of(const caf::actor& a) {
-    return deref<caf::stateful_actor<sub_state>>(a).state.rec;
-  }
 
   caf::actor subscribe(std::optional<net::stream_position> since = std::nullopt) {
-    auto s = sys.spawn(subscriber);
-    spawned.push_back(s);
+    auto s = spawn_subscriber();
     self->send(ch, subscribe_atom_v, subscribe_request{"stream:7", s, since, 0, sink_of(s)});
     sched.run();
     return s;

@@ -1,43 +1,23 @@
 #define CAF_SUITE actors.channel_registry
 #include "actors/channel_registry.hpp"
 
-#include "recording_subscriber.hpp"
-
-#include <caf/test/dsl.hpp>
+#include "fixture.hpp"
 
 using namespace herald;
 using namespace herald::actors;
-using herald::test::sub_state;
-using herald::test::subscriber;
 using namespace std::chrono_literals;
 
 namespace {
 
-struct fixture : test_coordinator_fixture<> {
+// The registry under test (history of 8 for 5 s), its channels' epochs
+// "e1", "e2", ... in the order they are made.
+struct fixture : test::actor_fixture {
   int epochs = 0;
-  caf::actor reg;
+  caf::actor reg = spawn_registry(history_options{8, 5s},
+                                  [this] { return "e" + std::to_string(++epochs); });
   std::vector<std::vector<std::uint64_t>> replies;
 
-  fixture() {
-    reg = sys.spawn(channel_registry, history_options{8, 5s},
-                    std::function<std::string()>{[this] { return "e" + std::to_string(++epochs); }},
-                    caf::actor{});
-    run();
-  }
-
-  std::vector<caf::actor> spawned;
-  ~fixture() {
-    for (auto& a : spawned)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
-    run();
-  }
-
   registry_state& state() { return deref<caf::stateful_actor<registry_state>>(reg).state; }
-  test::recorder& sub(const caf::actor& a) { return *deref<caf::stateful_actor<sub_state>>(a).state.rec; }
-  std::shared_ptr<net::subscriber_sink> sink_of(const caf::actor& a) {
-    return deref<caf::stateful_actor<sub_state>>(a).state.rec;
-  }
 
   void publish(std::vector<std::string> channels) {
     net::http::publish_request req{std::move(channels), "paused", "{}"};
@@ -66,8 +46,7 @@ CAF_TEST(a publish to several channels gets one offset per channel) {
 
 CAF_TEST(subscribe goes to the same channel actor as publish) {
   publish({"stream:1"});
-  auto s = sys.spawn(subscriber);
-  spawned.push_back(s);
+  auto s = spawn_subscriber();
   self->send(reg, subscribe_atom_v, subscribe_request{"stream:1", s, std::nullopt, 0, sink_of(s)});
   sched.run();
   publish({"stream:1"});
@@ -84,8 +63,7 @@ CAF_TEST(an idle channel is stopped and comes back with a new epoch) {
   advance_time(5s); // history expires; the channel reports idle
   sched.run();
   CAF_CHECK_EQUAL(state().channels.size(), 0u);
-  auto s = sys.spawn(subscriber);
-  spawned.push_back(s);
+  auto s = spawn_subscriber();
   self->send(reg, subscribe_atom_v,
              subscribe_request{"stream:1", s, net::stream_position{"e1", 1}, 0, sink_of(s)});
   sched.run();

@@ -4,8 +4,9 @@
 #include "actors/channel_registry.hpp"
 #include "recording_sink.hpp"
 
-#include <caf/test/dsl.hpp>
 #include <nlohmann/json.hpp>
+
+#include "fixture.hpp" // last: caf/test/dsl.hpp defines expect() as a macro
 
 #include <deque>
 
@@ -18,32 +19,25 @@ namespace {
 
 const std::string user_a = "user:GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ";
 
-struct fixture : test_coordinator_fixture<> {
-  caf::actor reg;
+// A real registry (history of 16 for 60 s, every epoch "ep") and one
+// recording_sink that stands in for the session of each connection actor.
+struct fixture : test::actor_fixture {
+  caf::actor reg = spawn_registry(history_options{16, 60s}, [] { return std::string{"ep"}; });
   std::shared_ptr<test::recording_sink> sink = std::make_shared<test::recording_sink>();
 
-  fixture() {
-    reg = sys.spawn(channel_registry, history_options{16, 60s},
-                    std::function<std::string()>{[] { return std::string{"ep"}; }}, caf::actor{});
-    run();
-  }
-
-  std::vector<caf::actor> spawned;
-  ~fixture() {
-    for (auto& a : spawned)
-      caf::anon_send_exit(a, caf::exit_reason::user_shutdown);
-    caf::anon_send_exit(reg, caf::exit_reason::user_shutdown);
-    run();
-  }
-
-  caf::actor ws_conn(std::size_t max_channels = 64, std::size_t max_subscribe_attempts = 0) {
-    connection_options opts{transport::ws, max_channels};
-    opts.max_subscribe_attempts = max_subscribe_attempts;
+  // A connection actor with `opts`, no channels and no cursor yet.
+  caf::actor ws_conn(const connection_options& opts) {
     auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
                        std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
     spawned.push_back(a);
     sched.run();
     return a;
+  }
+
+  caf::actor ws_conn(std::size_t max_channels = 64, std::size_t max_subscribe_attempts = 0) {
+    connection_options opts{transport::ws, max_channels};
+    opts.max_subscribe_attempts = max_subscribe_attempts;
+    return ws_conn(opts);
   }
 
   caf::actor sse_conn(std::vector<std::string> channels,
@@ -277,10 +271,7 @@ CAF_TEST(centrifugo commands before connect close with 3501) {
   connection_options opts;
   opts.max_channels = 64;
   opts.dialect = net::ws::dialect::centrifugo;
-  auto c = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
-                     std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
-  spawned.push_back(c);
-  sched.run();
+  auto c = ws_conn(opts);
   text(c, R"({"id":1,"subscribe":{"channel":"stream:1"}})");
   CAF_REQUIRE(sink->closed.has_value());
   CAF_CHECK_EQUAL(sink->closed->ws_code, 3501);
@@ -292,10 +283,7 @@ CAF_TEST(centrifugo connect subscribe recover unsubscribe and unsupported method
   opts.max_channels = 2;
   opts.dialect = net::ws::dialect::centrifugo;
   opts.ping_interval = 25s;
-  auto c = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
-                     std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
-  spawned.push_back(c);
-  sched.run();
+  auto c = ws_conn(opts);
   publish({"stream:1"});
   publish({"stream:1"});
   // Two commands in one message: replies in order, each with its id.
@@ -333,10 +321,7 @@ CAF_TEST(centrifugo a subscribe to a channel the connection has renews it) {
   connection_options opts;
   opts.max_channels = 64;
   opts.dialect = net::ws::dialect::centrifugo;
-  auto c = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
-                     std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
-  spawned.push_back(c);
-  sched.run();
+  auto c = ws_conn(opts);
   text(c, R"({"id":1,"connect":{}})");
   text(c, R"({"id":2,"subscribe":{"channel":"stream:1"}})");
   publish({"stream:1"});

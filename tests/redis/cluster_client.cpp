@@ -7,10 +7,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "client_events.hpp"
 #include "io_fixture.hpp"
 #include "net/redis/envelope.hpp"
 #include "net/redis/slot.hpp"
 #include "net/redis/url.hpp"
+#include "server_queries.hpp"
 #include "test_cluster.hpp"
 
 #include <chrono>
@@ -28,41 +30,22 @@ using herald::net::redis::key_slot;
 using herald::net::redis::keys_for;
 using herald::net::redis::parse_envelope;
 using herald::test::io_fixture;
+using herald::test::link_events;
+using herald::test::numsub;
 using herald::test::redis_server;
+using herald::test::shardnumsub;
 using herald::test::test_cluster;
 
 namespace {
 
-// stop() posts to the client's strand: run the io_context a little so it
-// runs and the connections close (they keep themselves alive until then).
-struct stop_client {
-  io_fixture& f;
-  std::shared_ptr<cluster_client> c;
-  ~stop_client() {
-    if (c) {
-      c->stop();
-      f.run_for(std::chrono::milliseconds(200));
-    }
-  }
-};
-
-struct events {
-  bool up = false;
-  int ups = 0, downs = 0;
-  std::vector<std::string> down_reasons;
+// The client's link events, the channels it reported watching and the
+// offsets of the envelopes it received.
+struct events : link_events {
   std::map<std::string, int> watching;
   std::map<std::string, std::vector<std::uint64_t>> offsets; // per channel, in arrival order
 
   void attach(cluster_client& c) {
-    c.on_up = [this] {
-      up = true;
-      ++ups;
-    };
-    c.on_down = [this](const std::string& why) {
-      up = false;
-      ++downs;
-      down_reasons.push_back(why);
-    };
+    link_events::attach(c);
     c.on_watching = [this](const std::string& ch) { ++watching[ch]; };
     c.on_message = [this](const std::string& ch, std::string text) {
       envelope e;
@@ -72,16 +55,6 @@ struct events {
     };
   }
 };
-
-long long shardnumsub(redis_server& srv, const std::string& channel) {
-  auto r = srv.command({"PUBSUB", "SHARDNUMSUB", channel});
-  return r.elements.size() == 2 ? r.elements[1].number : -1;
-}
-
-long long numsub(redis_server& srv, const std::string& channel) {
-  auto r = srv.command({"PUBSUB", "NUMSUB", channel});
-  return r.elements.size() == 2 ? r.elements[1].number : -1;
-}
 
 std::shared_ptr<cluster_client> make_client(io_fixture& f, test_cluster& c,
                                             std::chrono::milliseconds refresh = 500ms) {
@@ -122,20 +95,42 @@ std::vector<std::string> one_per_master(test_cluster& c) {
   return out;
 }
 
+// The set-up both cases share: an io_fixture f, a 3-master test_cluster cl,
+// one Herald channel per master (channels), and a cluster_client on f.io,
+// its events recorded in ev. start() creates and starts the client and
+// REQUIREs its on_up within 5 s. The destructor stops the client and runs
+// the io_context 200 ms more: stop() posts to the client's strand, and the
+// connections keep themselves alive until they are closed there. Then the
+// cluster's servers are stopped by PID and the io_context goes.
+struct started_cluster_client {
+  io_fixture f;
+  test_cluster cl{3};
+  std::vector<std::string> channels = one_per_master(cl);
+  std::shared_ptr<cluster_client> client;
+  events ev;
+
+  ~started_cluster_client() {
+    if (client) {
+      client->stop();
+      f.run_for(std::chrono::milliseconds(200));
+    }
+  }
+
+  void start(std::chrono::milliseconds refresh = 500ms) {
+    client = make_client(f, cl, refresh);
+    ev.attach(*client);
+    client->start();
+    REQUIRE(f.run_until([&] { return ev.up; }, 5s));
+  }
+};
+
 } // namespace
 
-TEST_CASE("cluster_client: SPUBLISH and SSUBSCRIBE on each channel's master, a migrated "
-          "slot's channel follows to the new owner",
-          "[redis][cluster_client][cluster]") {
-  io_fixture f;
-  test_cluster cl(3);
-  auto channels = one_per_master(cl);
-  auto client = make_client(f, cl);
-  stop_client guard{f, client};
-  events ev;
-  ev.attach(*client);
-  client->start();
-  REQUIRE(f.run_until([&] { return ev.up; }, 5s));
+TEST_CASE_METHOD(started_cluster_client,
+                 "cluster_client: SPUBLISH and SSUBSCRIBE on each channel's master, a migrated "
+                 "slot's channel follows to the new owner",
+                 "[redis][cluster_client][cluster]") {
+  start();
   for (auto& ch : channels)
     client->watch(ch);
   REQUIRE(f.run_until([&] { return ev.watching.size() == channels.size(); }, 5s));
@@ -239,17 +234,10 @@ TEST_CASE("cluster_client: SPUBLISH and SSUBSCRIBE on each channel's master, a m
 // construction: no channel is watched (no sunsubscribe to refresh on) and
 // the periodic refresh is an hour away, so the publication after the
 // migration goes to the old owner, is answered MOVED, and follows it.
-TEST_CASE("cluster_client: a publication sent to a slot's old owner follows MOVED to the new one",
-          "[redis][cluster_client][cluster]") {
-  io_fixture f;
-  test_cluster cl(3);
-  auto channels = one_per_master(cl);
-  auto client = make_client(f, cl, std::chrono::hours(1));
-  stop_client guard{f, client};
-  events ev;
-  ev.attach(*client);
-  client->start();
-  REQUIRE(f.run_until([&] { return ev.up; }, 5s));
+TEST_CASE_METHOD(started_cluster_client,
+                 "cluster_client: a publication sent to a slot's old owner follows MOVED to the new one",
+                 "[redis][cluster_client][cluster]") {
+  start(std::chrono::hours(1));
   const auto& ch = channels[0];
   REQUIRE(publish(f, *client, ch, 1) == 1);
   REQUIRE(publish(f, *client, ch, 2) == 2);

@@ -2,8 +2,11 @@
 
 #include <catch2/catch.hpp>
 
+#include "client_events.hpp"
 #include "io_fixture.hpp"
 #include "redis_server.hpp"
+#include "started_client.hpp"
+#include "stop_on_exit.hpp"
 
 #include <arpa/inet.h>
 #include <fcntl.h>
@@ -23,47 +26,24 @@ using herald::net::redis::connection;
 using herald::net::redis::connection_options;
 using herald::net::redis::reply;
 using herald::test::io_fixture;
+using herald::test::link_events;
 using herald::test::redis_server;
+using herald::test::started_connection;
+using herald::test::stop_on_exit;
 using herald::test::test_options;
 
 namespace {
 
-// Stops the connection when the test ends, also when a REQUIRE throws.
-struct stop_on_exit {
-  std::shared_ptr<connection> conn;
-  ~stop_on_exit() { conn->stop(); }
-};
-
-struct recorder {
-  bool up = false;
-  int ups = 0;
-  int downs = 0;
-  std::vector<std::string> down_reasons;
-
-  void attach(connection& c) {
-    c.on_up = [this] {
-      up = true;
-      ++ups;
-    };
-    c.on_down = [this](const std::string& why) {
-      up = false;
-      ++downs;
-      down_reasons.push_back(why);
-    };
-  }
+// started_connection against a server that wants the password "s3cret".
+struct password_connection : started_connection {
+  password_connection() : started_connection({"--requirepass", "s3cret"}) {}
 };
 
 } // namespace
 
-TEST_CASE("connection: commands and every reply kind", "[redis][connection]") {
-  io_fixture f;
-  redis_server srv;
-  auto conn = connection::create(f.ex, test_options(srv.url()));
-  stop_on_exit guard{conn};
-  recorder rec;
-  rec.attach(*conn);
-  conn->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+TEST_CASE_METHOD(started_connection, "connection: commands and every reply kind",
+                 "[redis][connection]") {
+  start();
   CHECK(conn->connected());
 
   std::vector<reply> got;
@@ -111,15 +91,9 @@ TEST_CASE("connection: commands and every reply kind", "[redis][connection]") {
   CHECK(rec.downs == 0);
 }
 
-TEST_CASE("connection: 10,000 pipelined PINGs, replies in order", "[redis][connection]") {
-  io_fixture f;
-  redis_server srv;
-  auto conn = connection::create(f.ex, test_options(srv.url()));
-  stop_on_exit guard{conn};
-  recorder rec;
-  rec.attach(*conn);
-  conn->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+TEST_CASE_METHOD(started_connection, "connection: 10,000 pipelined PINGs, replies in order",
+                 "[redis][connection]") {
+  start();
 
   constexpr int n = 10000;
   std::vector<int> order;
@@ -187,20 +161,14 @@ TEST_CASE("connection: on a strand with two io threads", "[redis][connection]") 
   CHECK(srv.command({"GET", "counter"}).str == std::to_string(n));
 }
 
-TEST_CASE("connection: EVALSHA with NOSCRIPT fallback, also after a restart",
-          "[redis][connection][script]") {
-  io_fixture f;
-  redis_server srv;
-  auto conn = connection::create(f.ex, test_options(srv.url()));
-  stop_on_exit guard{conn};
-  recorder rec;
-  rec.attach(*conn);
+TEST_CASE_METHOD(started_connection, "connection: EVALSHA with NOSCRIPT fallback, also after a restart",
+                 "[redis][connection][script]") {
+  create();
   const std::string source = "return ARGV[1] .. ':' .. KEYS[1]";
   auto script = conn->add_script(source);
   auto broken = conn->add_script("return +");                  // does not compile
   auto failing = conn->add_script("return redis.call('NOPE')"); // fails when run
-  conn->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  start();
 
   // The handshake loaded it: the sha is Redis's own.
   auto sha = srv.command({"SCRIPT", "LOAD", source});
@@ -252,19 +220,13 @@ TEST_CASE("connection: EVALSHA with NOSCRIPT fallback, also after a restart",
   }
 }
 
-TEST_CASE("connection: a command without reply times out and reconnects",
-          "[redis][connection][timeout]") {
-  io_fixture f;
-  redis_server srv;
+TEST_CASE_METHOD(started_connection, "connection: a command without reply times out and reconnects",
+                 "[redis][connection][timeout]") {
   auto opts = test_options(srv.url());
   opts.command_timeout = 300ms;
   opts.heartbeat_interval = 0ms; // only the command timeout may fire
-  auto conn = connection::create(f.ex, opts);
-  stop_on_exit guard{conn};
-  recorder rec;
-  rec.attach(*conn);
-  conn->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  create(opts);
+  start();
 
   std::vector<reply> got;
   auto start = std::chrono::steady_clock::now();
@@ -298,7 +260,7 @@ TEST_CASE("connection: a closed port is retried with backoff, then connects",
   auto port = redis_server::free_port();
   auto conn = connection::create(f.ex, test_options("redis://127.0.0.1:" + std::to_string(port)));
   stop_on_exit guard{conn};
-  recorder rec;
+  link_events rec;
   rec.attach(*conn);
   conn->start();
   f.run_for(1000ms);
@@ -354,7 +316,7 @@ TEST_CASE("connection: a TCP connect that hangs is cut by the connect timeout",
     opts.connect_timeout = 200ms;
     auto conn = connection::create(f.ex, opts);
     stop_on_exit guard{conn};
-    recorder rec;
+    link_events rec;
     rec.attach(*conn);
     conn->start();
     f.run_for(900ms);
@@ -367,33 +329,21 @@ TEST_CASE("connection: a TCP connect that hangs is cut by the connect timeout",
   ::close(listener);
 }
 
-TEST_CASE("connection: a host name is resolved without blocking", "[redis][connection]") {
-  io_fixture f;
-  redis_server srv;
-  auto conn =
-    connection::create(f.ex, test_options("redis://localhost:" + std::to_string(srv.port())));
-  stop_on_exit guard{conn};
-  recorder rec;
-  rec.attach(*conn);
-  conn->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+TEST_CASE_METHOD(started_connection, "connection: a host name is resolved without blocking",
+                 "[redis][connection]") {
+  create(test_options("redis://localhost:" + std::to_string(srv.port())));
+  start();
 }
 
-TEST_CASE("connection: AUTH, SELECT and CLIENT SETNAME from the options",
-          "[redis][connection][auth]") {
-  io_fixture f;
-  redis_server srv({"--requirepass", "s3cret"});
+TEST_CASE_METHOD(password_connection, "connection: AUTH, SELECT and CLIENT SETNAME from the options",
+                 "[redis][connection][auth]") {
   const std::string hostport = "127.0.0.1:" + std::to_string(srv.port());
 
   SECTION("password and database") {
     auto opts = test_options("redis://:s3cret@" + hostport + "/2");
     opts.client_name = "herald-test";
-    auto conn = connection::create(f.ex, opts);
-    stop_on_exit guard{conn};
-    recorder rec;
-    rec.attach(*conn);
-    conn->start();
-    REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+    create(opts);
+    start();
     std::vector<reply> got;
     conn->command({"CLIENT", "INFO"}, [&](reply r) { got.push_back(std::move(r)); });
     REQUIRE(f.run_until([&] { return got.size() == 1; }, 3s));
@@ -402,19 +352,12 @@ TEST_CASE("connection: AUTH, SELECT and CLIENT SETNAME from the options",
   }
 
   SECTION("user and password (ACL default user)") {
-    auto conn = connection::create(f.ex, test_options("redis://default:s3cret@" + hostport));
-    stop_on_exit guard{conn};
-    recorder rec;
-    rec.attach(*conn);
-    conn->start();
-    REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+    create(test_options("redis://default:s3cret@" + hostport));
+    start();
   }
 
   SECTION("wrong password: never up, retried with backoff") {
-    auto conn = connection::create(f.ex, test_options("redis://:wrong@" + hostport));
-    stop_on_exit guard{conn};
-    recorder rec;
-    rec.attach(*conn);
+    create(test_options("redis://:wrong@" + hostport));
     conn->start();
     f.run_for(600ms);
     CHECK_FALSE(rec.up);
@@ -423,10 +366,7 @@ TEST_CASE("connection: AUTH, SELECT and CLIENT SETNAME from the options",
   }
 
   SECTION("no password: the handshake reports NOAUTH") {
-    auto conn = connection::create(f.ex, test_options("redis://" + hostport));
-    stop_on_exit guard{conn};
-    recorder rec;
-    rec.attach(*conn);
+    create(test_options("redis://" + hostport));
     conn->start();
     f.run_for(300ms);
     CHECK_FALSE(rec.up);
@@ -434,15 +374,9 @@ TEST_CASE("connection: AUTH, SELECT and CLIENT SETNAME from the options",
   }
 }
 
-TEST_CASE("connection: stop() fails pending commands and ends everything",
-          "[redis][connection]") {
-  io_fixture f;
-  redis_server srv;
-  auto conn = connection::create(f.ex, test_options(srv.url()));
-  recorder rec;
-  rec.attach(*conn);
-  conn->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+TEST_CASE_METHOD(started_connection, "connection: stop() fails pending commands and ends everything",
+                 "[redis][connection]") {
+  start();
 
   std::vector<reply> got;
   conn->command({"BLPOP", "never", "0"}, [&](reply r) { got.push_back(std::move(r)); });

@@ -5,9 +5,13 @@
 
 #include <catch2/catch.hpp>
 
+#include "client_events.hpp"
 #include "io_fixture.hpp"
 #include "net/redis/slot.hpp"
 #include "redis_server.hpp"
+#include "server_queries.hpp"
+#include "started_client.hpp"
+#include "stop_on_exit.hpp"
 #include "test_cluster.hpp"
 
 #include <chrono>
@@ -20,68 +24,23 @@
 using namespace std::chrono_literals;
 using herald::net::redis::key_slot;
 using herald::net::redis::shard_subscriber;
+using herald::test::command_calls;
 using herald::test::io_fixture;
+using herald::test::numsub;
 using herald::test::redis_server;
+using herald::test::shard_events;
+using herald::test::shardnumsub;
+using herald::test::started_shard_subscriber;
+using herald::test::stop_on_exit;
 using herald::test::test_cluster;
 using herald::test::test_options;
 
 namespace {
 
-struct stop_sub {
-  std::shared_ptr<shard_subscriber> sub;
-  ~stop_sub() {
-    if (sub)
-      sub->stop();
-  }
+// started_shard_subscriber against a server that wants the password "s3cret".
+struct password_shard_subscriber : started_shard_subscriber {
+  password_shard_subscriber() : started_shard_subscriber({"--requirepass", "s3cret"}) {}
 };
-
-struct recorder {
-  bool up = false;
-  int ups = 0;
-  int downs = 0;
-  std::vector<std::string> down_reasons;
-  std::vector<std::pair<std::string, std::string>> messages;
-  std::map<std::string, int> subscribed;
-  std::vector<std::pair<std::string, std::string>> lost;
-
-  void attach(shard_subscriber& s) {
-    s.on_up = [this] {
-      up = true;
-      ++ups;
-    };
-    s.on_down = [this](const std::string& why) {
-      up = false;
-      ++downs;
-      down_reasons.push_back(why);
-    };
-    s.on_message = [this](std::string channel, std::string payload) {
-      messages.emplace_back(std::move(channel), std::move(payload));
-    };
-    s.on_subscribed = [this](const std::string& channel) { ++subscribed[channel]; };
-    s.on_lost = [this](const std::string& channel, const std::string& error) {
-      lost.emplace_back(channel, error);
-    };
-  }
-};
-
-long long command_calls(redis_server& srv, const std::string& command) {
-  auto info = srv.command({"INFO", "commandstats"});
-  auto key = "cmdstat_" + command + ":calls=";
-  auto pos = info.str.find(key);
-  if (pos == std::string::npos)
-    return 0;
-  return std::stoll(info.str.substr(pos + key.size()));
-}
-
-long long shardnumsub(redis_server& srv, const std::string& channel) {
-  auto r = srv.command({"PUBSUB", "SHARDNUMSUB", channel});
-  return r.elements.size() == 2 ? r.elements[1].number : -1;
-}
-
-long long numsub(redis_server& srv, const std::string& channel) {
-  auto r = srv.command({"PUBSUB", "NUMSUB", channel});
-  return r.elements.size() == 2 ? r.elements[1].number : -1;
-}
 
 // Channels that share one hash tag (one slot): "{tag}:0", "{tag}:1", ...
 std::vector<std::string> tagged(const std::string& tag, int n) {
@@ -102,19 +61,14 @@ std::string channel_on(test_cluster& c, std::size_t owner, int start = 0) {
 
 } // namespace
 
-TEST_CASE("shard_subscriber: SSUBSCRIBE batched per turn, one command per slot",
-          "[redis][shard_subscriber]") {
-  io_fixture f;
-  redis_server srv;
+TEST_CASE_METHOD(started_shard_subscriber,
+                 "shard_subscriber: SSUBSCRIBE batched per turn, one command per slot",
+                 "[redis][shard_subscriber]") {
   auto opts = test_options(srv.url());
   opts.client_name = "shard-batch";
   opts.heartbeat_interval = 10s; // no PING during the test
-  auto sub = shard_subscriber::create(f.ex, opts);
-  stop_sub guard{sub};
-  recorder rec;
-  rec.attach(*sub);
-  sub->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  create(opts);
+  start();
 
   auto writes = sub->counters().writes;
   auto before = command_calls(srv, "ssubscribe");
@@ -156,16 +110,9 @@ TEST_CASE("shard_subscriber: SSUBSCRIBE batched per turn, one command per slot",
   CHECK(rec.lost.empty());
 }
 
-TEST_CASE("shard_subscriber: toggled in flight, ends as last asked",
-          "[redis][shard_subscriber]") {
-  io_fixture f;
-  redis_server srv;
-  auto sub = shard_subscriber::create(f.ex, test_options(srv.url()));
-  stop_sub guard{sub};
-  recorder rec;
-  rec.attach(*sub);
-  sub->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+TEST_CASE_METHOD(started_shard_subscriber, "shard_subscriber: toggled in flight, ends as last asked",
+                 "[redis][shard_subscriber]") {
+  start();
   for (int i = 0; i < 5; ++i) { // subscribe, unsubscribe, ..., subscribe
     if (i % 2 == 0)
       sub->subscribe({"t"});
@@ -186,18 +133,13 @@ TEST_CASE("shard_subscriber: toggled in flight, ends as last asked",
   CHECK_FALSE(sub->confirmed("t"));
 }
 
-TEST_CASE("shard_subscriber: PING keeps it up, with and without channels; AUTH",
-          "[redis][shard_subscriber]") {
-  io_fixture f;
-  redis_server srv({"--requirepass", "s3cret"});
+TEST_CASE_METHOD(password_shard_subscriber,
+                 "shard_subscriber: PING keeps it up, with and without channels; AUTH",
+                 "[redis][shard_subscriber]") {
   auto opts = test_options("redis://:s3cret@127.0.0.1:" + std::to_string(srv.port()));
   opts.client_name = "shard-ping";
-  auto sub = shard_subscriber::create(f.ex, opts); // PING every 200 ms, timeout 500 ms
-  stop_sub guard{sub};
-  recorder rec;
-  rec.attach(*sub);
-  sub->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  create(opts); // PING every 200 ms, timeout 500 ms
+  start();
   f.run_for(700ms); // +PONG outside subscribed mode
   sub->subscribe({"p"});
   REQUIRE(f.run_until([&] { return sub->confirmed("p"); }, 3s));
@@ -211,8 +153,8 @@ TEST_CASE("shard_subscriber: PING keeps it up, with and without channels; AUTH",
   // A wrong password never comes up and says why.
   auto bad = test_options("redis://:wrong@127.0.0.1:" + std::to_string(srv.port()));
   auto sub2 = shard_subscriber::create(f.ex, bad);
-  stop_sub guard2{sub2};
-  recorder rec2;
+  stop_on_exit guard2{sub2};
+  shard_events rec2;
   rec2.attach(*sub2);
   sub2->start();
   REQUIRE(f.run_until([&] { return !sub2->last_error().empty(); }, 3s));
@@ -220,18 +162,13 @@ TEST_CASE("shard_subscriber: PING keeps it up, with and without channels; AUTH",
   CHECK_FALSE(rec2.up);
 }
 
-TEST_CASE("shard_subscriber: restart and freeze, resubscribed on reconnect",
-          "[redis][shard_subscriber]") {
-  io_fixture f;
-  redis_server srv;
-  auto sub = shard_subscriber::create(f.ex, test_options(srv.url()));
-  stop_sub guard{sub};
-  recorder rec;
-  rec.attach(*sub);
+TEST_CASE_METHOD(started_shard_subscriber,
+                 "shard_subscriber: restart and freeze, resubscribed on reconnect",
+                 "[redis][shard_subscriber]") {
+  create();
   sub->subscribe(tagged("r", 3)); // wanted before start
   sub->subscribe({"other"});
-  sub->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  start();
   CHECK(rec.subscribed.size() == 4); // up only once every wanted channel is confirmed
   CHECK(shardnumsub(srv, "{r}:2") == 1);
 
@@ -258,15 +195,11 @@ TEST_CASE("shard_subscriber: restart and freeze, resubscribed on reconnect",
   CHECK(rec.messages[0].second == "back");
 }
 
-TEST_CASE("shard_subscriber: stop() ends it without events", "[redis][shard_subscriber]") {
-  io_fixture f;
-  redis_server srv;
-  auto sub = shard_subscriber::create(f.ex, test_options(srv.url()));
-  recorder rec;
-  rec.attach(*sub);
+TEST_CASE_METHOD(started_shard_subscriber, "shard_subscriber: stop() ends it without events",
+                 "[redis][shard_subscriber]") {
+  create();
   sub->subscribe({"s"});
-  sub->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  start();
   sub->stop();
   CHECK(f.run_until([&] { return shardnumsub(srv, "s") == 0; }, 2s)); // the socket is closed
   f.run_for(200ms);
@@ -281,8 +214,8 @@ TEST_CASE("shard_subscriber: cluster, MOVED refusal and sunsubscribe on slot mig
   auto a = channel_on(c, 0);
   auto b = channel_on(c, 1);
   auto sub0 = shard_subscriber::create(f.ex, test_options(c.node(0).url()));
-  stop_sub guard{sub0};
-  recorder rec;
+  stop_on_exit guard{sub0};
+  shard_events rec;
   rec.attach(*sub0);
   sub0->start();
   REQUIRE(f.run_until([&] { return rec.up; }, 3s));
@@ -309,8 +242,8 @@ TEST_CASE("shard_subscriber: cluster, MOVED refusal and sunsubscribe on slot mig
 
   // Subscribed on the new owner, it gets what is published there.
   auto sub2 = shard_subscriber::create(f.ex, test_options(c.node(2).url()));
-  stop_sub guard2{sub2};
-  recorder rec2;
+  stop_on_exit guard2{sub2};
+  shard_events rec2;
   rec2.attach(*sub2);
   sub2->subscribe({a});
   sub2->start();

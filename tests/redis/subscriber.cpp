@@ -2,8 +2,12 @@
 
 #include <catch2/catch.hpp>
 
+#include "client_events.hpp"
 #include "io_fixture.hpp"
 #include "redis_server.hpp"
+#include "server_queries.hpp"
+#include "started_client.hpp"
+#include "stop_on_exit.hpp"
 
 #include <chrono>
 #include <map>
@@ -17,76 +21,20 @@ using namespace std::chrono_literals;
 using herald::net::redis::connection;
 using herald::net::redis::reply;
 using herald::net::redis::subscriber;
-using herald::test::io_fixture;
+using herald::test::command_calls;
+using herald::test::link_events;
+using herald::test::numsub;
 using herald::test::redis_server;
+using herald::test::started_subscriber;
+using herald::test::stop_on_exit;
 using herald::test::test_options;
 
 namespace {
 
-struct stop_on_exit {
-  std::shared_ptr<subscriber> sub;
-  std::shared_ptr<connection> conn;
-  ~stop_on_exit() {
-    if (sub)
-      sub->stop();
-    if (conn)
-      conn->stop();
-  }
+// started_subscriber against a server that wants the password "pw".
+struct password_subscriber : started_subscriber {
+  password_subscriber() : started_subscriber({"--requirepass", "pw"}) {}
 };
-
-struct sub_recorder {
-  bool up = false;
-  int ups = 0;
-  int downs = 0;
-  std::vector<std::string> down_reasons;
-  std::vector<std::pair<std::string, std::string>> messages;
-  std::map<std::string, int> subscribed;
-
-  void attach(subscriber& s) {
-    s.on_up = [this] {
-      up = true;
-      ++ups;
-    };
-    s.on_down = [this](const std::string& why) {
-      up = false;
-      ++downs;
-      down_reasons.push_back(why);
-    };
-    s.on_message = [this](std::string channel, std::string payload) {
-      messages.emplace_back(std::move(channel), std::move(payload));
-    };
-    s.on_subscribed = [this](const std::string& channel) { ++subscribed[channel]; };
-  }
-};
-
-struct conn_recorder {
-  bool up = false;
-  int ups = 0;
-  int downs = 0;
-  std::vector<std::string> down_reasons;
-
-  void attach(connection& c) {
-    c.on_up = [this] {
-      up = true;
-      ++ups;
-    };
-    c.on_down = [this](const std::string& why) {
-      up = false;
-      ++downs;
-      down_reasons.push_back(why);
-    };
-  }
-};
-
-// "cmdstat_subscribe:calls=3,usec=..." -> 3 (0 when absent).
-long long command_calls(redis_server& srv, const std::string& command) {
-  auto info = srv.command({"INFO", "commandstats"});
-  auto key = "cmdstat_" + command + ":calls=";
-  auto pos = info.str.find(key);
-  if (pos == std::string::npos)
-    return 0;
-  return std::stoll(info.str.substr(pos + key.size()));
-}
 
 // The number of subscriptions ("sub=N") of the client named `name`.
 int subscriptions_of(redis_server& srv, const std::string& name) {
@@ -103,11 +51,6 @@ int subscriptions_of(redis_server& srv, const std::string& name) {
   return -1;
 }
 
-long long numsub(redis_server& srv, const std::string& channel) {
-  auto r = srv.command({"PUBSUB", "NUMSUB", channel});
-  return r.elements.size() == 2 ? r.elements[1].number : -1;
-}
-
 std::vector<std::string> names(const std::string& prefix, int from, int to) {
   std::vector<std::string> out;
   for (int i = from; i < to; ++i)
@@ -117,19 +60,14 @@ std::vector<std::string> names(const std::string& prefix, int from, int to) {
 
 } // namespace
 
-TEST_CASE("subscriber: SUBSCRIBE and UNSUBSCRIBE are batched per executor turn",
-          "[redis][subscriber]") {
-  io_fixture f;
-  redis_server srv;
+TEST_CASE_METHOD(started_subscriber,
+                 "subscriber: SUBSCRIBE and UNSUBSCRIBE are batched per executor turn",
+                 "[redis][subscriber]") {
   auto opts = test_options(srv.url());
   opts.client_name = "batch-sub";
   opts.heartbeat_interval = 10s; // no probe SUBSCRIBE during the test
-  auto sub = subscriber::create(f.ex, opts);
-  stop_on_exit guard{sub, nullptr};
-  sub_recorder rec;
-  rec.attach(*sub);
-  sub->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  create(opts);
+  start();
   CHECK(sub->counters().subscribe_commands == 1); // the probe channel alone
 
   auto before = command_calls(srv, "subscribe");
@@ -170,18 +108,11 @@ TEST_CASE("subscriber: SUBSCRIBE and UNSUBSCRIBE are batched per executor turn",
   CHECK(rec.downs == 0);
 }
 
-TEST_CASE("subscriber: subscribe, unsubscribe, subscribe again in flight",
-          "[redis][subscriber]") {
+TEST_CASE_METHOD(started_subscriber, "subscriber: subscribe, unsubscribe, subscribe again in flight",
+                 "[redis][subscriber]") {
   // At most one transition per channel is in flight: the SUBSCRIBE that
   // follows an unconfirmed UNSUBSCRIBE waits for its confirmation.
-  io_fixture f;
-  redis_server srv;
-  auto sub = subscriber::create(f.ex, test_options(srv.url()));
-  stop_on_exit guard{sub, nullptr};
-  sub_recorder rec;
-  rec.attach(*sub);
-  sub->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  start();
 
   auto toggle = [&](int times) {
     for (int i = 0; i < times; ++i) {
@@ -216,18 +147,12 @@ TEST_CASE("subscriber: subscribe, unsubscribe, subscribe again in flight",
   REQUIRE(f.run_until([&] { return rec.messages.size() == 2; }, 3s));
 }
 
-TEST_CASE("subscriber: channels wanted before start are subscribed on connect",
-          "[redis][subscriber]") {
-  io_fixture f;
-  redis_server srv({"--requirepass", "pw"});
-  auto sub = subscriber::create(
-    f.ex, test_options("redis://:pw@127.0.0.1:" + std::to_string(srv.port())));
-  stop_on_exit guard{sub, nullptr};
-  sub_recorder rec;
-  rec.attach(*sub);
+TEST_CASE_METHOD(password_subscriber,
+                 "subscriber: channels wanted before start are subscribed on connect",
+                 "[redis][subscriber]") {
+  create(test_options("redis://:pw@127.0.0.1:" + std::to_string(srv.port())));
   sub->subscribe({"x", "y", "z"});
-  sub->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  start();
   // on_up comes after every confirmation.
   CHECK(rec.subscribed.size() == 3);
   CHECK(sub->confirmed("x"));
@@ -236,19 +161,14 @@ TEST_CASE("subscriber: channels wanted before start are subscribed on connect",
   REQUIRE(f.run_until([&] { return rec.messages.size() == 1; }, 3s));
 }
 
-TEST_CASE("subscriber: the probe keeps a healthy connection up", "[redis][subscriber]") {
-  io_fixture f;
-  redis_server srv;
+TEST_CASE_METHOD(started_subscriber, "subscriber: the probe keeps a healthy connection up",
+                 "[redis][subscriber]") {
   auto opts = test_options(srv.url());
   opts.heartbeat_interval = 50ms;
   opts.heartbeat_timeout = 300ms;
-  auto sub = subscriber::create(f.ex, opts);
-  stop_on_exit guard{sub, nullptr};
-  sub_recorder rec;
-  rec.attach(*sub);
+  create(opts);
   sub->subscribe({"p"});
-  sub->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  start();
   f.run_for(600ms);
   CHECK(sub->counters().probes >= 5);
   CHECK(sub->counters().probe_timeouts == 0);
@@ -260,17 +180,14 @@ TEST_CASE("subscriber: the probe keeps a healthy connection up", "[redis][subscr
   CHECK(rec.messages[0].first == "p");
 }
 
-TEST_CASE("restart: Redis killed, back 2 s later, both connections recover",
-          "[redis][subscriber][connection][restart]") {
-  io_fixture f;
-  redis_server srv;
+TEST_CASE_METHOD(started_subscriber, "restart: Redis killed, back 2 s later, both connections recover",
+                 "[redis][subscriber][connection][restart]") {
   auto conn = connection::create(f.ex, test_options(srv.url()));
-  auto sub = subscriber::create(f.ex, test_options(srv.url()));
-  stop_on_exit guard{sub, conn};
-  conn_recorder crec;
+  stop_on_exit guard{conn};
+  link_events crec;
   crec.attach(*conn);
-  sub_recorder srec;
-  srec.attach(*sub);
+  auto& srec = rec;
+  create();
   sub->subscribe({"news", "sport"});
   conn->start();
   sub->start();
@@ -315,18 +232,16 @@ TEST_CASE("restart: Redis killed, back 2 s later, both connections recover",
   CHECK(got[0].number == 1);
 }
 
-TEST_CASE("freeze: Redis stopped for 3 s, heartbeat and probe drop, then recover",
-          "[redis][subscriber][connection][freeze]") {
-  io_fixture f;
-  redis_server srv;
+TEST_CASE_METHOD(started_subscriber,
+                 "freeze: Redis stopped for 3 s, heartbeat and probe drop, then recover",
+                 "[redis][subscriber][connection][freeze]") {
   auto opts = test_options(srv.url()); // heartbeat 200 ms, timeout 500 ms
   auto conn = connection::create(f.ex, opts);
-  auto sub = subscriber::create(f.ex, opts);
-  stop_on_exit guard{sub, conn};
-  conn_recorder crec;
+  stop_on_exit guard{conn};
+  link_events crec;
   crec.attach(*conn);
-  sub_recorder srec;
-  srec.attach(*sub);
+  auto& srec = rec;
+  create(opts);
   sub->subscribe({"news"});
   conn->start();
   sub->start();
@@ -360,15 +275,11 @@ TEST_CASE("freeze: Redis stopped for 3 s, heartbeat and probe drop, then recover
   CHECK(srec.messages[0].second == "thawed");
 }
 
-TEST_CASE("subscriber: stop() ends it without events", "[redis][subscriber]") {
-  io_fixture f;
-  redis_server srv;
-  auto sub = subscriber::create(f.ex, test_options(srv.url()));
-  sub_recorder rec;
-  rec.attach(*sub);
+TEST_CASE_METHOD(started_subscriber, "subscriber: stop() ends it without events",
+                 "[redis][subscriber]") {
+  create();
   sub->subscribe({"q"});
-  sub->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  start();
   sub->stop();
   f.run_for(300ms);
   CHECK(rec.downs == 0);
