@@ -215,23 +215,24 @@ export async function withHerald(args, opts, body) {
 /**
  * The herald of a `describe` block: registers a `before` hook that starts it
  * and an `after` hook that runs `beforeStop()` (closing the suite's clients)
- * and then stops it with stopInBackground() (the file's
- * `after(awaitBackgroundStops)` waits for it). Returns an object that the
+ * and then stops it: with stopInBackground() (the file's
+ * `after(awaitBackgroundStops)` waits for it), or, with `stop: "await"`,
+ * waiting for the exit and the sanitizer check in the hook. Returns an object that the
  * `before` hook fills with the startHerald() handle (url, port, log, stop,
  * ...), so tests use it directly. `args` and `opts` may be functions, called
  * in the `before` hook (for keys made there).
  * @param {string[] | (() => string[])} args
- * @param {object | (() => object)} opts startHerald options, plus `beforeStop`
+ * @param {object | (() => object)} opts startHerald options, plus `beforeStop` and `stop`
  * @returns {Awaited<ReturnType<typeof startHerald>>}
  */
 export function suiteHerald(args = [], opts = {}) {
   const h = {};
   let started = null;
   let beforeStop = null;
+  let stop = "background";
   before(async () => {
-    const o = { ...(typeof opts === "function" ? opts() : opts) };
-    beforeStop = o.beforeStop ?? null;
-    delete o.beforeStop;
+    const { beforeStop: b = null, stop: s = "background", ...o } = typeof opts === "function" ? opts() : opts;
+    [beforeStop, stop] = [b, s];
     started = await startHerald(typeof args === "function" ? args() : args, o);
     Object.assign(h, started);
   });
@@ -239,7 +240,8 @@ export function suiteHerald(args = [], opts = {}) {
     try {
       if (beforeStop) await beforeStop();
     } finally {
-      stopInBackground(started);
+      if (stop === "await") await started?.stop();
+      else stopInBackground(started);
     }
   });
   return h;
