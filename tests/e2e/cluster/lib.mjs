@@ -14,6 +14,7 @@ import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { crc16Xmodem, encodeAccountId } from "../../../demo/strkey.mjs";
@@ -263,6 +264,42 @@ export async function startCluster(redisUrl, n = 3, opts = {}) {
     throw err;
   }
   return hs;
+}
+
+/**
+ * The cluster of a `describe` block: a `before` hook starts a private
+ * redis-server, `n` herald instances on it (startCluster: `via`, `args`) and,
+ * with `haproxy: true`, HAProxy in front of them; an `after` hook runs
+ * `beforeStop()` (close the suite's clients), stops HAProxy and the
+ * instances (stop(): the sanitizer check) and SIGKILLs Redis. Returns
+ * `{redis, hs, lb}`, filled in by the `before` hook: `hs` is the array of
+ * herald handles, `redis` and `lb` take the startRedis / startHaproxy
+ * handles' fields.
+ * @returns {{redis: object, hs: object[], lb: object}}
+ */
+export function suiteCluster(n = 3, { via = "env", args = [], haproxy = false, beforeStop = null } = {}) {
+  const fx = { redis: {}, hs: [], lb: {} };
+  let redis = null;
+  let lb = null;
+  before(async () => {
+    redis = await startRedis();
+    Object.assign(fx.redis, redis);
+    fx.hs.push(...(await startCluster(redis.url, n, { via, args })));
+    if (haproxy) {
+      lb = await startHaproxy(fx.hs.map((h) => `127.0.0.1:${h.port}`));
+      Object.assign(fx.lb, lb);
+    }
+  }, { timeout: 45_000 });
+  after(async () => {
+    try {
+      if (beforeStop) await beforeStop();
+    } finally {
+      await lb?.stop();
+      await Promise.all(fx.hs.map((h) => h.stop()));
+      await redis?.kill("SIGKILL");
+    }
+  }, { timeout: 20_000 });
+  return fx;
 }
 
 /** GET /readyz of `url`; a failed request is `{status: 0}`. */

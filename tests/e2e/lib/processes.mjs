@@ -17,6 +17,7 @@ import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { after } from "node:test";
 
 /** @type {Map<import('node:child_process').ChildProcess, {name:string, pid:number}>} */
 const live = new Map();
@@ -120,6 +121,31 @@ export async function freePort() {
 export function sanitizerReport(log) {
   const m = /(ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:).*/.exec(log);
   return m ? m[0] : null;
+}
+
+/**
+ * A clean-up stack for a test file (call it at the top level): push
+ * functions, or handles with a stop() method (herald, redis-server,
+ * haproxy, a subscriber with close wrapped in a function), as they are
+ * started; a file-level `after` hook runs them all, last first, and then
+ * fails with the first error, so a herald's sanitizer report (its stop()
+ * rejects) fails the file instead of being swallowed.
+ * @returns {Array<(() => unknown) | {stop: () => unknown}>}
+ */
+export function cleanupStack() {
+  const stack = [];
+  after(async () => {
+    const errors = [];
+    for (const item of stack.splice(0).reverse()) {
+      try {
+        await (typeof item === "function" ? item() : item.stop());
+      } catch (err) {
+        errors.push(err);
+      }
+    }
+    if (errors.length > 0) throw errors[0];
+  });
+  return stack;
 }
 
 // ------------------------------------------------------------ clean-up hook
