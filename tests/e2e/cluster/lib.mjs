@@ -30,7 +30,7 @@ import {
   startHerald,
   waitUntil,
 } from "../lib/herald.mjs";
-import { collectOutput, freePort, isAlive as alive, killAndWait, spawnProcess, tempDir } from "../lib/processes.mjs";
+import { collectOutput, freePort, isAlive as alive, killAndWait, register, spawnProcess, tempDir } from "../lib/processes.mjs";
 import { wsConnect, wsSubscribe } from "../lib/ws.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -157,11 +157,14 @@ export async function startRedisCluster({ masters = 3, replicas = 1, nodeTimeout
       nodes.push(node);
     }
     await new Promise((resolve, reject) => {
-      execFile(REDIS_CLI, ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`),
-        "--cluster-replicas", String(replicas), "--cluster-yes"], { timeout: 30_000 }, (err, stdout, stderr) => {
-        if (err) reject(new Error(`redis-cli --cluster create: ${err.message}\n${stdout}\n${stderr}`));
-        else resolve();
-      });
+      register(
+        execFile(REDIS_CLI, ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`),
+          "--cluster-replicas", String(replicas), "--cluster-yes"], { timeout: 30_000 }, (err, stdout, stderr) => {
+          if (err) reject(new Error(`redis-cli --cluster create: ${err.message}\n${stdout}\n${stderr}`));
+          else resolve();
+        }),
+        "redis-cli",
+      );
     });
     for (const n of nodes) {
       await waitUntil(async () => (await redisCli(n.port, "CLUSTER", "INFO")).includes("cluster_state:ok"), {
@@ -227,10 +230,13 @@ export async function nodeId(port) {
 /** Runs redis-cli against `port`; resolves with trimmed stdout lines. */
 export function redisCli(port, ...args) {
   return new Promise((resolve, reject) => {
-    execFile(REDIS_CLI, ["-h", "127.0.0.1", "-p", String(port), ...args], { timeout: 5000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`redis-cli ${args.join(" ")}: ${err.message} ${stderr}`));
-      else resolve(stdout.split("\n").map((l) => l.trim()).filter((l) => l !== ""));
-    });
+    register(
+      execFile(REDIS_CLI, ["-h", "127.0.0.1", "-p", String(port), ...args], { timeout: 5000 }, (err, stdout, stderr) => {
+        if (err) reject(new Error(`redis-cli ${args.join(" ")}: ${err.message} ${stderr}`));
+        else resolve(stdout.split("\n").map((l) => l.trim()).filter((l) => l !== ""));
+      }),
+      "redis-cli",
+    );
   });
 }
 
