@@ -5,7 +5,7 @@
 // keep receiving while refused ones are turned away.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 
 import {
   accountId,
@@ -17,8 +17,9 @@ import {
   sseCurl,
   sseReady,
   startHerald,
-  stopInBackground,
+  suiteHerald,
   waitUntil,
+  withHerald,
 } from "./lib/herald.mjs";
 import { hsSetup, keyPair, nowS, randomSecret, secretFile, signJwt } from "./lib/tokens.mjs";
 
@@ -92,44 +93,33 @@ describe("start-up is secure by default", () => {
   });
 
   test("--insecure starts, logs it loudly and /healthz says so", async () => {
-    const h = await startHerald([], { insecure: true });
-    try {
+    await withHerald([], { insecure: true }, async (h) => {
       assert.match(h.log(), /INSECURE: no JWT key/);
       assert.match(h.log(), /INSECURE: no API key/);
       const r = await getJson(h.url, "/healthz");
       assert.equal(r.status, 200);
       assert.equal(r.json.insecure, true);
       assert.deepEqual(r.json.auth_off, ["subscriber tokens", "publish API key"]);
-    } finally {
-      stopInBackground(h);
-    }
+    });
   });
 
   test("secrets from the environment work as well as files", async () => {
     const s = hsSetup();
-    const h = await startHerald([], { insecure: false, env: { HERALD_JWT_SECRET: s.secret, HERALD_API_KEY: s.apiKey } });
-    try {
+    await withHerald([], { insecure: false, env: { HERALD_JWT_SECRET: s.secret, HERALD_API_KEY: s.apiKey } }, async (h) => {
       const r = await getJson(h.url, "/healthz");
       assert.equal(r.json.insecure, undefined);
       assert.equal((await publishWith(h.url, { channel: "stream:1", event: "e", data: 1 }, s.auth)).status, 200);
       assert.equal((await publishWith(h.url, { channel: "stream:1", event: "e", data: 1 })).status, 401);
-    } finally {
-      stopInBackground(h);
-    }
+    });
   });
 });
 
 describe("HS256 server", () => {
   const s = hsSetup();
-  let h;
-  let send;
-  before(async () => {
-    h = await startHerald([...s.args, "--allowed-origins=https://app.example", "--jwt-leeway=1", "--log-level=debug"], {
-      insecure: false,
-    });
-    send = sender(s.apiKey);
+  const h = suiteHerald([...s.args, "--allowed-origins=https://app.example", "--jwt-leeway=1", "--log-level=debug"], {
+    insecure: false,
   });
-  after(() => stopInBackground(h));
+  const send = sender(s.apiKey);
 
   test("publish needs the API key: 401 without or with a wrong one", async () => {
     const body = { channel: "stream:1", event: "e", data: 1 };
@@ -291,17 +281,14 @@ describe("RS256 and ES256 servers, issuer and audience", () => {
     test(`${alg}: good token delivers; HS256 keyed with the public key is refused`, async () => {
       const pair = keyPair(kind);
       const apiKey = randomSecret();
-      const h = await startHerald(
-        [
-          `--jwt-algorithm=${alg}`,
-          `--jwt-public-key=${secretFile("key.pem", pair.publicPem)}`,
-          "--jwt-issuer=https://anchor.example/auth",
-          "--jwt-audience=herald",
-        ],
-        { insecure: false, env: { HERALD_API_KEY: apiKey } },
-      );
+      const args = [
+        `--jwt-algorithm=${alg}`,
+        `--jwt-public-key=${secretFile("key.pem", pair.publicPem)}`,
+        "--jwt-issuer=https://anchor.example/auth",
+        "--jwt-audience=herald",
+      ];
       const send = sender(apiKey);
-      try {
+      await withHerald(args, { insecure: false, env: { HERALD_API_KEY: apiKey } }, async (h) => {
         const claims = { sub: alice, exp: nowS() + 300, iss: "https://anchor.example/auth", aud: ["wallet", "herald"] };
         const good = signJwt(claims, { alg, key: pair.privateKey });
         const sub = await sseReady(h.url, [`user:${alice}`], { headers: { authorization: `Bearer ${good}` }, send });
@@ -324,9 +311,7 @@ describe("RS256 and ES256 servers, issuer and audience", () => {
         });
         assert.equal(r.status, 401);
         assert.match(r.json.error.message, /audience not accepted/);
-      } finally {
-        stopInBackground(h);
-      }
+      });
     });
   }
 });
@@ -334,16 +319,13 @@ describe("RS256 and ES256 servers, issuer and audience", () => {
 describe("--anonymous-streams", () => {
   test("stream channels without a token, nothing else", async () => {
     const s = hsSetup();
-    const h = await startHerald([...s.args, "--anonymous-streams"], { insecure: false });
-    try {
+    await withHerald([...s.args, "--anonymous-streams"], { insecure: false }, async (h) => {
       const send = sender(s.apiKey);
       const sub = await sseReady(h.url, ["stream:open"], { send });
       await sub.close();
       const r = await sseRefused(h.url, `channel=stream:open&channel=user:${alice}`);
       assert.equal(r.status, 401);
       assert.equal(r.json.error.code, "unauthorized");
-    } finally {
-      stopInBackground(h);
-    }
+    });
   });
 });

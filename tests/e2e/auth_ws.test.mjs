@@ -4,9 +4,9 @@
 // others), the refresh flow and the close when a token expires unrefreshed.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 
-import { accountId, awaitBackgroundStops, probeUntilDelivered, sleep, startHerald, stopInBackground } from "./lib/herald.mjs";
+import { accountId, awaitBackgroundStops, probeUntilDelivered, sleep, suiteHerald, withHerald } from "./lib/herald.mjs";
 import { hsSetup, nowS, signJwt } from "./lib/tokens.mjs";
 import { publicationsOf, wsConnect } from "./lib/ws.mjs";
 
@@ -17,24 +17,19 @@ after(awaitBackgroundStops);
 
 describe("WebSocket authentication", () => {
   const s = hsSetup();
-  let h;
-  let send;
-  before(async () => {
-    h = await startHerald(
-      [...s.args, "--ws-auth-timeout=1", "--token-refresh-grace=1", "--jwt-leeway=0", "--allowed-origins=https://app.example"],
-      { insecure: false },
-    );
-    send = async (url, body) => {
-      const res = await fetch(`${url}/v1/publish`, {
-        method: "POST",
-        headers: { "content-type": "application/json", ...s.auth },
-        body: JSON.stringify(body),
-      });
-      if (res.status !== 200) throw new Error(`publish: ${res.status} ${await res.text()}`);
-      return (await res.json()).offsets;
-    };
-  });
-  after(() => stopInBackground(h));
+  const h = suiteHerald(
+    [...s.args, "--ws-auth-timeout=1", "--token-refresh-grace=1", "--jwt-leeway=0", "--allowed-origins=https://app.example"],
+    { insecure: false },
+  );
+  const send = async (url, body) => {
+    const res = await fetch(`${url}/v1/publish`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...s.auth },
+      body: JSON.stringify(body),
+    });
+    if (res.status !== 200) throw new Error(`publish: ${res.status} ${await res.text()}`);
+    return (await res.json()).offsets;
+  };
 
   /** Publishes probes to `channel` until `client` gets one. */
   const stillReceives = (client, channel) =>
@@ -201,8 +196,7 @@ describe("WebSocket authentication", () => {
 describe("WebSocket with --anonymous-streams", () => {
   test("streams without connect, no timeout; user channels need a token", async () => {
     const s = hsSetup();
-    const h = await startHerald([...s.args, "--anonymous-streams", "--ws-auth-timeout=1"], { insecure: false });
-    try {
+    await withHerald([...s.args, "--anonymous-streams", "--ws-auth-timeout=1"], { insecure: false }, async (h) => {
       const c = await wsConnect(h.url);
       assert.equal((await c.request({ op: "subscribe", channel: "stream:open" })).op, "subscribed");
       assert.equal((await c.request({ op: "subscribe", channel: `user:${alice}` })).code, "unauthorized");
@@ -211,8 +205,6 @@ describe("WebSocket with --anonymous-streams", () => {
       assert.equal((await c.request({ op: "connect", token: s.token({ sub: alice }) })).op, "connected");
       assert.equal((await c.request({ op: "subscribe", channel: `user:${alice}` })).op, "subscribed");
       await c.close();
-    } finally {
-      stopInBackground(h);
-    }
+    });
   });
 });

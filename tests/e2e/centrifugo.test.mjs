@@ -8,7 +8,7 @@
 
 import assert from "node:assert/strict";
 import net from "node:net";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 
 import { Centrifuge } from "centrifuge";
 import { Centrifuge as CentrifugeProtobuf } from "centrifuge/build/protobuf";
@@ -22,7 +22,9 @@ import {
   sleep,
   startHerald,
   stopInBackground,
+  suiteHerald,
   waitUntil,
+  withHerald,
 } from "./lib/herald.mjs";
 import { hsSetup, nowS } from "./lib/tokens.mjs";
 
@@ -141,14 +143,14 @@ const waitFor = (fn, what, timeoutMs = 5000) => waitUntil(fn, { what, timeoutMs 
 const lastEvent = (x, name) => [...x.events].reverse().find((e) => e.name === name);
 
 describe("centrifuge SDK: connect, subscribe, publications, tokens", () => {
-  let h;
   let auth;
-  before(async () => {
-    auth = hsSetup();
-    h = await startHerald([...auth.args, "--ws-ping-interval=1", "--ws-pong-timeout=1", "--jwt-leeway=0",
-                           "--token-refresh-grace=1"], { insecure: false });
-  });
-  after(() => stopInBackground(h));
+  const h = suiteHerald(
+    () => {
+      auth = hsSetup();
+      return [...auth.args, "--ws-ping-interval=1", "--ws-pong-timeout=1", "--jwt-leeway=0", "--token-refresh-grace=1"];
+    },
+    { insecure: false },
+  );
 
   test("a token connects; stream: and user: publications arrive once and in order", async () => {
     const c = client(h.port, { token: auth.token({ sub: ALICE }) });
@@ -342,13 +344,14 @@ describe("centrifuge SDK: connect, subscribe, publications, tokens", () => {
 });
 
 describe("Centrifugo server API", () => {
-  let h;
   let auth;
-  before(async () => {
-    auth = hsSetup();
-    h = await startHerald(auth.args, { insecure: false });
-  });
-  after(() => stopInBackground(h));
+  const h = suiteHerald(
+    () => {
+      auth = hsSetup();
+      return auth.args;
+    },
+    { insecure: false },
+  );
 
   test("publish, broadcast, history and info answer Centrifugo's shapes", async () => {
     const first = await api(h, "publish", { channel: "stream:api-1", data: { n: 1 } }, auth.apiKey);
@@ -433,11 +436,7 @@ describe("Centrifugo server API", () => {
 });
 
 describe("centrifuge SDK: recovery", () => {
-  let h;
-  before(async () => {
-    h = await startHerald(["--history-size=50"]);
-  });
-  after(() => stopInBackground(h));
+  const h = suiteHerald(["--history-size=50"]);
 
   test("a dropped connection reconnects and recovers every missed publication once, in order", async () => {
     const proxy = await startProxy(h.port);
@@ -528,37 +527,37 @@ describe("centrifuge SDK: server closes", () => {
   test("a client that does not keep up is closed with 3008 and reconnects", async () => {
     // The replay after the reconnect (--history-size publications) must stay
     // under the high-water mark, or the recovery itself is a slow client.
-    const h = await startHerald(["--client-max-buffer=1048576", "--history-size=4", "--max-publish-bytes=262144"]);
-    const proxy = await startProxy(h.port);
-    const c = client(proxy.port);
-    const sub = subscription(c, "stream:cf-slow");
-    sub.subscribe();
-    c.connect();
-    try {
-      await waitFor(() => sub.state === "subscribed", "subscribed");
-      proxy.pauseUpstream();
-      // Past the kernel's socket buffers and the 1 MiB high-water mark, and
-      // no further: resumed as soon as the server counts the slow client, so
-      // its close frame (queued behind what the kernel holds) is written
-      // within the close grace, also on a slow (sanitizer) build.
-      const pad = "x".repeat(100_000);
-      const slowClosed = async () =>
-        /herald_disconnects_total\{[^}]*reason="slow_client"[^}]*\} [1-9]/.test(await (await fetch(`${h.url}/metrics`)).text());
-      for (let i = 0; i < 160 && !(i % 10 === 9 && (await slowClosed())); i++)
-        await publishOk(h.url, { channel: "stream:cf-slow", event: "big", data: { i, pad } });
-      proxy.resumeUpstream();
-      // The server closed it as a slow client (its own count), with 3008 when
-      // the close frame got through the drained path within the 2 s close
-      // grace; on a loaded sanitizer build the path may still hold megabytes
-      // then, and the SDK sees the TCP close ("transport closed", code 1).
-      await waitFor(() => c.events.some((e) => e.name === "connecting" && (e.ctx.code === 3008 || e.ctx.code === 1)), "the slow client's close", 8000);
-      assert.ok(await slowClosed(), "counted as slow_client by the server");
-      await waitFor(() => c.state === "connected" && sub.state === "subscribed", "reconnected", 8000);
-    } finally {
-      c.disconnect();
-      await proxy.close();
-      stopInBackground(h);
-    }
+    await withHerald(["--client-max-buffer=1048576", "--history-size=4", "--max-publish-bytes=262144"], async (h) => {
+      const proxy = await startProxy(h.port);
+      const c = client(proxy.port);
+      const sub = subscription(c, "stream:cf-slow");
+      sub.subscribe();
+      c.connect();
+      try {
+        await waitFor(() => sub.state === "subscribed", "subscribed");
+        proxy.pauseUpstream();
+        // Past the kernel's socket buffers and the 1 MiB high-water mark, and
+        // no further: resumed as soon as the server counts the slow client, so
+        // its close frame (queued behind what the kernel holds) is written
+        // within the close grace, also on a slow (sanitizer) build.
+        const pad = "x".repeat(100_000);
+        const slowClosed = async () =>
+          /herald_disconnects_total\{[^}]*reason="slow_client"[^}]*\} [1-9]/.test(await (await fetch(`${h.url}/metrics`)).text());
+        for (let i = 0; i < 160 && !(i % 10 === 9 && (await slowClosed())); i++)
+          await publishOk(h.url, { channel: "stream:cf-slow", event: "big", data: { i, pad } });
+        proxy.resumeUpstream();
+        // The server closed it as a slow client (its own count), with 3008 when
+        // the close frame got through the drained path within the 2 s close
+        // grace; on a loaded sanitizer build the path may still hold megabytes
+        // then, and the SDK sees the TCP close ("transport closed", code 1).
+        await waitFor(() => c.events.some((e) => e.name === "connecting" && (e.ctx.code === 3008 || e.ctx.code === 1)), "the slow client's close", 8000);
+        assert.ok(await slowClosed(), "counted as slow_client by the server");
+        await waitFor(() => c.state === "connected" && sub.state === "subscribed", "reconnected", 8000);
+      } finally {
+        c.disconnect();
+        await proxy.close();
+      }
+    });
   });
 
   test("server shutdown closes with 3001 and the SDK reconnects to another instance", async () => {

@@ -8,13 +8,12 @@
 import assert from "node:assert/strict";
 import { after, test } from "node:test";
 
-import { awaitBackgroundStops, publish, sleep, startHerald, stopInBackground } from "./lib/herald.mjs";
+import { awaitBackgroundStops, publish, sleep, withHerald } from "./lib/herald.mjs";
 
 after(() => awaitBackgroundStops());
 
 test("twenty thousand channels expiring together do not stall publishing", { timeout: 90_000 }, async () => {
-  const h = await startHerald(["--history-ttl=2", "--max-channels-per-publish=64"]);
-  try {
+  await withHerald(["--history-ttl=2", "--max-channels-per-publish=64"], async (h) => {
     const batches = 320;
     for (let b = 0; b < batches; b += 8) {
       await Promise.all(
@@ -36,7 +35,5 @@ test("twenty thousand channels expiring together do not stall publishing", { tim
       assert.ok(ms < 2000, `publish ${i} after the mass expiry took ${ms} ms`);
       await sleep(200);
     }
-  } finally {
-    stopInBackground(h);
-  }
+  });
 });

@@ -10,16 +10,17 @@ import { EventSource } from "eventsource";
 
 import { encodeAccountId } from "../../demo/strkey.mjs";
 import {
-  Inbox,
   awaitBackgroundStops,
   cursorPosition,
+  Inbox,
   probeUntilDelivered,
   publishOk,
   publishOnce,
   sleep,
   startHerald,
-  waitUntil,
   stopInBackground,
+  suiteHerald,
+  waitUntil,
 } from "./lib/herald.mjs";
 
 const USER = encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => 255 - i));
@@ -63,14 +64,11 @@ async function ready(baseUrl, client, channels, send = publishOk) {
 after(() => awaitBackgroundStops());
 
 describe("eventsource package", () => {
-  let h;
   const clients = [];
-  before(async () => {
-    h = await startHerald([]);
-  });
-  after(async () => {
-    for (const c of clients) c.close();
-    stopInBackground(h);
+  const h = suiteHerald([], {
+    beforeStop: async () => {
+      for (const c of clients) c.close();
+    },
   });
 
   test("receives named events with their ids", { timeout: TEST_TIMEOUT }, async () => {

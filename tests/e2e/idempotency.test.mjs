@@ -5,9 +5,9 @@
 // and disagreeing keys are refused; a body with a duplicate key is refused.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 
-import { awaitBackgroundStops, publish, publishOk, sleep, sseReady, startHerald, stopInBackground } from "./lib/herald.mjs";
+import { awaitBackgroundStops, publish, publishOk, sleep, sseReady, suiteHerald } from "./lib/herald.mjs";
 import { wsConnect, wsSubscribe, publicationsOf } from "./lib/ws.mjs";
 
 const TEST_TIMEOUT = 20_000;
@@ -15,11 +15,7 @@ const TEST_TIMEOUT = 20_000;
 after(() => awaitBackgroundStops());
 
 describe("idempotent publishing (in-process)", () => {
-  let h;
-  before(async () => {
-    h = await startHerald(["--idempotency-window=2"]);
-  });
-  after(() => stopInBackground(h));
+  const h = suiteHerald(["--idempotency-window=2"]);
 
   test("a retry with the same Idempotency-Key: the same offsets, delivered once", { timeout: TEST_TIMEOUT }, async () => {
     const channels = ["stream:idem-1", "stream:idem-2"];

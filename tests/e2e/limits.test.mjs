@@ -8,7 +8,7 @@ import crypto from "node:crypto";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
 
-import { awaitBackgroundStops, publishOk, sleep, startHerald, stopInBackground } from "./lib/herald.mjs";
+import { awaitBackgroundStops, publishOk, sleep, suiteHerald } from "./lib/herald.mjs";
 import { encodeFrame, rawWsConnect, wsConnect, wsStillReceives, wsSubscribe } from "./lib/ws.mjs";
 
 const TEST_TIMEOUT = 30_000;
@@ -69,15 +69,14 @@ async function bystander(h, channel) {
 }
 
 describe("HTTP request head limits", () => {
-  let h;
   let other;
-  before(async () => {
-    h = await startHerald(["--max-header-count=20", "--max-header-bytes=2048", "--header-timeout=1", "--request-timeout=10"]);
-    other = await bystander(h, "stream:head-bystander");
+  const h = suiteHerald(["--max-header-count=20", "--max-header-bytes=2048", "--header-timeout=1", "--request-timeout=10"], {
+    beforeStop: async () => {
+      await other?.close();
+    },
   });
-  after(async () => {
-    await other?.close();
-    stopInBackground(h);
+  before(async () => {
+    other = await bystander(h, "stream:head-bystander");
   });
 
   const head = (n) => {
@@ -185,16 +184,15 @@ describe("HTTP request head limits", () => {
 });
 
 describe("WebSocket message size and compression", () => {
-  let h;
   let other;
   const MAX = 1000;
-  before(async () => {
-    h = await startHerald([`--max-ws-message-bytes=${MAX}`]);
-    other = await bystander(h, "stream:frag-bystander");
+  const h = suiteHerald([`--max-ws-message-bytes=${MAX}`], {
+    beforeStop: async () => {
+      await other?.close();
+    },
   });
-  after(async () => {
-    await other?.close();
-    stopInBackground(h);
+  before(async () => {
+    other = await bystander(h, "stream:frag-bystander");
   });
 
   test("raw continuation frames counted across fragments: close 1009", { timeout: TEST_TIMEOUT }, async () => {
@@ -241,17 +239,16 @@ describe("WebSocket message size and compression", () => {
 });
 
 describe("WebSocket commands per second", () => {
-  let h;
   let other;
   const BURST = 10;
-  before(async () => {
-    // 1 per second: the refill during one test burst is negligible even under sanitizers.
-    h = await startHerald(["--ws-commands-per-second=1", `--ws-commands-burst=${BURST}`]);
-    other = await bystander(h, "stream:rate-bystander");
+  // 1 per second: the refill during one test burst is negligible even under sanitizers.
+  const h = suiteHerald(["--ws-commands-per-second=1", `--ws-commands-burst=${BURST}`], {
+    beforeStop: async () => {
+      await other?.close();
+    },
   });
-  after(async () => {
-    await other?.close();
-    stopInBackground(h);
+  before(async () => {
+    other = await bystander(h, "stream:rate-bystander");
   });
 
   test("over the bucket: rate_limited errors, commands dropped, then allowed again", { timeout: TEST_TIMEOUT }, async () => {
@@ -285,12 +282,8 @@ describe("WebSocket commands per second", () => {
 });
 
 describe("connections per client address", () => {
-  let h;
   const MAX = 3;
-  before(async () => {
-    h = await startHerald([`--max-connections-per-ip=${MAX}`]);
-  });
-  after(() => stopInBackground(h));
+  const h = suiteHerald([`--max-connections-per-ip=${MAX}`]);
 
   /** An open SSE stream from `localAddress` (resolves once its head arrived). */
   async function sseFrom(localAddress, channel) {
@@ -346,16 +339,15 @@ describe("connections per client address", () => {
 });
 
 describe("subscribe attempts per WebSocket connection", () => {
-  let h;
   let other;
   const MAX = 5;
-  before(async () => {
-    h = await startHerald([`--max-subscribe-attempts=${MAX}`]);
-    other = await bystander(h, "stream:subs-bystander");
+  const h = suiteHerald([`--max-subscribe-attempts=${MAX}`], {
+    beforeStop: async () => {
+      await other?.close();
+    },
   });
-  after(async () => {
-    await other?.close();
-    stopInBackground(h);
+  before(async () => {
+    other = await bystander(h, "stream:subs-bystander");
   });
 
   test("refused and accepted subscribes both count; one more: too_many_subscribes and close 1008", { timeout: TEST_TIMEOUT }, async () => {

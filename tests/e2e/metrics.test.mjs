@@ -8,17 +8,9 @@
 // WebSocket client that answers no ping.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import {
-  getJson,
-  makeCursor,
-  publish,
-  publishOk,
-  rawSse,
-  startHerald,
-  waitUntil,
-} from "./lib/herald.mjs";
+import { getJson, makeCursor, publish, publishOk, rawSse, suiteHerald, waitUntil, withHerald } from "./lib/herald.mjs";
 import { promtoolCheck, scrape } from "./lib/metrics.mjs";
 import { publicationsOf, rawWsConnect, wsConnect, wsSubscribe } from "./lib/ws.mjs";
 
@@ -26,16 +18,14 @@ const CHANNEL = "stream:metrics-a";
 const SLOW_CHANNEL = "stream:metrics-slow";
 const PUBLICATIONS = 10;
 
-let h;
 const cleanup = [];
 
-before(async () => {
-  // No SSE heartbeat during the test: every byte written is a publication.
-  h = await startHerald(["--client-max-buffer=65536", "--sse-heartbeat=600"]);
-});
-after(async () => {
-  for (const f of cleanup.reverse()) await f();
-  await h?.stop();
+// No SSE heartbeat during the test: every byte written is a publication.
+const h = suiteHerald(["--client-max-buffer=65536", "--sse-heartbeat=600"], {
+  beforeStop: async () => {
+    for (const f of cleanup.reverse()) await f();
+  },
+  stop: "await",
 });
 
 const sse = { transport: "sse" };
@@ -295,8 +285,7 @@ describe("GET /metrics", { timeout: 90_000 }, () => {
 
 describe("GET /metrics: heartbeat timeouts", { timeout: 30_000 }, () => {
   test("a WebSocket client that answers no ping is counted as heartbeat_timeout", async () => {
-    const hb = await startHerald(["--ws-ping-interval=1", "--ws-pong-timeout=1"]);
-    try {
+    await withHerald(["--ws-ping-interval=1", "--ws-pong-timeout=1"], { stop: "await" }, async (hb) => {
       const raw = await rawWsConnect(hb.port); // never answers pings
       const answering = await wsConnect(hb.url); // the ws package answers them
       await raw.ended; // closed after about 2 s
@@ -309,8 +298,6 @@ describe("GET /metrics: heartbeat timeouts", { timeout: 30_000 }, () => {
       assert.equal(m.get("herald_connections", { transport: "ws" }), 1, "the client that answers stays");
       assert.ok(raw.frames.items.some((f) => f.opcode === 9), "the server pinged");
       await answering.close();
-    } finally {
-      await hb.stop();
-    }
+    });
   });
 });

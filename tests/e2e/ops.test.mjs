@@ -5,26 +5,27 @@
 // queued publications flushed, exit 0 within --shutdown-timeout).
 
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { once } from "node:events";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { writeFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { HERALD_BIN, SseParser, publishOk, sleep, startHerald, waitUntil } from "./lib/herald.mjs";
+import { HERALD_BIN, publishOk, sleep, SseParser, startHerald, waitUntil } from "./lib/herald.mjs";
+import { freePort, spawnProcess, tempDir } from "./lib/processes.mjs";
 import { wsConnect, wsSubscribe } from "./lib/ws.mjs";
 
 // Runs herald to completion (print-only commands, start-up errors).
 function runHerald(args, env = {}, { timeoutMs = 10_000 } = {}) {
   return new Promise((resolve, reject) => {
-    const child = spawn(HERALD_BIN, args, {
-      cwd: os.tmpdir(),
-      env: { PATH: process.env.PATH, ...env },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawnProcess(
+      HERALD_BIN,
+      args,
+      { cwd: os.tmpdir(), env: { PATH: process.env.PATH, ...env }, stdio: ["ignore", "pipe", "pipe"] },
+      "herald",
+    );
     let stdout = "";
     let stderr = "";
     child.stdout.on("data", (c) => (stdout += c));
@@ -38,15 +39,6 @@ function runHerald(args, env = {}, { timeoutMs = 10_000 } = {}) {
       resolve({ code, signal, stdout, stderr });
     });
   });
-}
-
-async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const { port } = srv.address();
-  await new Promise((r) => srv.close(r));
-  return port;
 }
 
 // One request on its own connection (node:http: fetch refuses some ports).
@@ -63,8 +55,7 @@ function request(url, { method = "GET", body } = {}) {
   });
 }
 
-const tmp = mkdtempSync(path.join(os.tmpdir(), "herald-ops-"));
-after(() => rmSync(tmp, { recursive: true, force: true }));
+const tmp = tempDir("herald-ops-"); // removed when the test process exits
 
 describe("configuration and build info", () => {
   test("herald version and --version print one build-info line", async () => {
@@ -111,11 +102,16 @@ describe("configuration and build info", () => {
 
   test("a server configured only through HERALD_* variables runs with them", async () => {
     const port = await freePort();
-    const child = spawn(HERALD_BIN, [], {
-      cwd: tmp,
-      env: { PATH: process.env.PATH, HERALD_HOST: "127.0.0.1", HERALD_PORT: String(port), HERALD_LOG_FORMAT: "json", HERALD_INSECURE: "true" },
-      stdio: ["ignore", "pipe", "pipe"],
-    });
+    const child = spawnProcess(
+      HERALD_BIN,
+      [],
+      {
+        cwd: tmp,
+        env: { PATH: process.env.PATH, HERALD_HOST: "127.0.0.1", HERALD_PORT: String(port), HERALD_LOG_FORMAT: "json", HERALD_INSECURE: "true" },
+        stdio: ["ignore", "pipe", "pipe"],
+      },
+      "herald",
+    );
     let out = "";
     child.stdout.on("data", (c) => (out += c));
     child.stderr.on("data", (c) => (out += c));

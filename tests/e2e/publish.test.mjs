@@ -6,7 +6,7 @@
 import assert from "node:assert/strict";
 import http from "node:http";
 import net from "node:net";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 
 import { encodeAccountId } from "../../demo/strkey.mjs";
 import {
@@ -21,8 +21,7 @@ import {
   publishOk,
   sleep,
   sseCurl,
-  startHerald,
-  stopInBackground,
+  suiteHerald,
   waitUntil,
 } from "./lib/herald.mjs";
 import { wsConnect, wsSubscribe } from "./lib/ws.mjs";
@@ -84,13 +83,7 @@ function assertError(r, status, code, what) {
 after(() => awaitBackgroundStops());
 
 describe("publish and HTTP routes", () => {
-  let h;
-  before(async () => {
-    h = await startHerald([`--max-publish-bytes=${MAX_PUBLISH}`, "--max-channels-per-publish=4"]);
-  });
-  after(async () => {
-    stopInBackground(h);
-  });
+  const h = suiteHerald([`--max-publish-bytes=${MAX_PUBLISH}`, "--max-channels-per-publish=4"]);
 
   test("valid single and multi publish: exact replies, offsets increase per channel", { timeout: TEST_TIMEOUT }, async () => {
     const a = "stream:pub-a";
@@ -296,13 +289,7 @@ describe("publish and HTTP routes", () => {
 });
 
 describe("--request-timeout=1", () => {
-  let h;
-  before(async () => {
-    h = await startHerald(["--request-timeout=1"]);
-  });
-  after(async () => {
-    stopInBackground(h);
-  });
+  const h = suiteHerald(["--request-timeout=1"]);
 
   test("connections that do not finish their request are closed in ~1 s; others are served", { timeout: TEST_TIMEOUT }, async () => {
     const cases = [
@@ -327,14 +314,11 @@ describe("--request-timeout=1", () => {
 });
 
 describe("concurrent publishing with subscribers reconnecting mid-way", () => {
-  let h;
   const closers = [];
-  before(async () => {
-    h = await startHerald(["--history-size=1024"]);
-  });
-  after(async () => {
-    await Promise.all(closers.map((f) => f().catch(() => {})));
-    stopInBackground(h);
+  const h = suiteHerald(["--history-size=1024"], {
+    beforeStop: async () => {
+      await Promise.all(closers.map((f) => f().catch(() => {})));
+    },
   });
 
   test("4 publishers x 200: every subscriber gets offsets 1..800 exactly once, in order", { timeout: 45_000 }, async () => {

@@ -10,7 +10,7 @@
 // with a cap, instead of a fixed count.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 
 import {
   awaitBackgroundStops,
@@ -21,8 +21,7 @@ import {
   rawSse,
   sleep,
   sseReady,
-  startHerald,
-  stopInBackground,
+  suiteHerald,
   waitUntil,
 } from "./lib/herald.mjs";
 import { rawWsConnect } from "./lib/ws.mjs";
@@ -81,14 +80,11 @@ const loggedReasons = (h) => [...h.log().matchAll(/connection \d+ closed: (\w+)/
 after(() => awaitBackgroundStops());
 
 describe("slow clients (--client-max-buffer=65536)", () => {
-  let h;
   const cleanup = [];
-  before(async () => {
-    h = await startHerald(["--client-max-buffer=65536", "--log-level=debug"]);
-  });
-  after(async () => {
-    for (const f of cleanup) await f();
-    stopInBackground(h);
+  const h = suiteHerald(["--client-max-buffer=65536", "--log-level=debug"], {
+    beforeStop: async () => {
+      for (const f of cleanup) await f();
+    },
   });
 
   test("an SSE client that stops reading is closed; the others get everything; memory stays bounded", { timeout: TEST_TIMEOUT }, async (t) => {
@@ -209,15 +205,12 @@ describe("slow clients (--client-max-buffer=65536)", () => {
 });
 
 describe("--write-timeout=2", () => {
-  let h;
   const cleanup = [];
-  before(async () => {
-    // A big client buffer, so only the write timeout can close the client.
-    h = await startHerald(["--write-timeout=2", "--client-max-buffer=67108864", "--log-level=debug"]);
-  });
-  after(async () => {
-    for (const f of cleanup) await f();
-    stopInBackground(h);
+  // A big client buffer, so only the write timeout can close the client.
+  const h = suiteHerald(["--write-timeout=2", "--client-max-buffer=67108864", "--log-level=debug"], {
+    beforeStop: async () => {
+      for (const f of cleanup) await f();
+    },
   });
 
   test("an SSE client that never reads is closed ~2 s after its writes stall", { timeout: TEST_TIMEOUT }, async (t) => {

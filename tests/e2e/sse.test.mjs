@@ -4,7 +4,7 @@
 
 import assert from "node:assert/strict";
 import net from "node:net";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 
 import { encodeAccountId } from "../../demo/strkey.mjs";
 import {
@@ -22,7 +22,7 @@ import {
   sseCurl,
   sseReady,
   startHerald,
-  stopInBackground,
+  suiteHerald,
 } from "./lib/herald.mjs";
 
 const USER = encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => (i * 7 + 3) & 0xff));
@@ -56,15 +56,12 @@ async function assertNoMoreEvents(sub, count, ms = 300) {
 after(() => awaitBackgroundStops());
 
 describe("SSE (default history)", () => {
-  let h;
   const clients = [];
 
-  before(async () => {
-    h = await startHerald(["--sse-heartbeat=1"]);
-  });
-  after(async () => {
-    await closeAll(clients);
-    stopInBackground(h);
+  const h = suiteHerald(["--sse-heartbeat=1"], {
+    beforeStop: async () => {
+      await closeAll(clients);
+    },
   });
 
   test("two channels: status, headers, order, ids, names and data unchanged", { timeout: TEST_TIMEOUT }, async () => {
@@ -377,14 +374,11 @@ describe("SSE (default history)", () => {
 });
 
 describe("SSE with --history-size=3", () => {
-  let h;
   const clients = [];
-  before(async () => {
-    h = await startHerald(["--history-size=3"]);
-  });
-  after(async () => {
-    await closeAll(clients);
-    stopInBackground(h);
+  const h = suiteHerald(["--history-size=3"], {
+    beforeStop: async () => {
+      await closeAll(clients);
+    },
   });
 
   test("missing 10 publications gives herald.gap history_expired, then live", { timeout: TEST_TIMEOUT }, async () => {

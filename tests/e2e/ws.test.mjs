@@ -8,7 +8,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
 import { encodeAccountId } from "../../demo/strkey.mjs";
-import { awaitBackgroundStops, badAccountId, getJson, publishOk, sleep, startHerald, stopInBackground } from "./lib/herald.mjs";
+import { awaitBackgroundStops, badAccountId, getJson, publishOk, sleep, startHerald, suiteHerald } from "./lib/herald.mjs";
 import { publicationsOf, rawWsConnect, wsConnect, wsStillReceives, wsSubscribe } from "./lib/ws.mjs";
 
 const USER = encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => (i * 13 + 1) & 0xff));
@@ -22,10 +22,14 @@ const badChecksumUser = () => `user:${badAccountId(5)}`;
 after(() => awaitBackgroundStops());
 
 describe("WebSocket protocol", () => {
-  let h;
   let watcher; // a client subscribed to WATCH that must keep receiving
   const WATCH = "stream:ws-watch";
   const clients = [];
+  const h = suiteHerald(["--max-channels-per-client=2", `--max-ws-message-bytes=${MAX_MESSAGE}`, "--history-size=8"], {
+    beforeStop: async () => {
+      await Promise.all(clients.map((c) => c.close().catch(() => {})));
+    },
+  });
 
   const open = async () => {
     const c = await wsConnect(h.url);
@@ -34,18 +38,9 @@ describe("WebSocket protocol", () => {
   };
 
   before(async () => {
-    h = await startHerald([
-      "--max-channels-per-client=2",
-      `--max-ws-message-bytes=${MAX_MESSAGE}`,
-      "--history-size=8",
-    ]);
     watcher = await open();
     const r = await wsSubscribe(watcher, WATCH, { id: "watch" });
     assert.equal(r.op, "subscribed");
-  });
-  after(async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => {})));
-    stopInBackground(h);
   });
 
   test("subscribe, subscribed shape, publications shape", { timeout: TEST_TIMEOUT }, async () => {
@@ -529,14 +524,11 @@ describe("WebSocket protocol", () => {
 });
 
 describe("history TTL (--history-ttl=1)", () => {
-  let h;
   const clients = [];
-  before(async () => {
-    h = await startHerald(["--history-ttl=1"]);
-  });
-  after(async () => {
-    await Promise.all(clients.map((c) => c.close().catch(() => {})));
-    stopInBackground(h);
+  const h = suiteHerald(["--history-ttl=1"], {
+    beforeStop: async () => {
+      await Promise.all(clients.map((c) => c.close().catch(() => {})));
+    },
   });
 
   test("an idle channel gets a new epoch: since the old one gives epoch_changed", { timeout: TEST_TIMEOUT }, async () => {
@@ -585,14 +577,11 @@ describe("history TTL (--history-ttl=1)", () => {
 });
 
 describe("WebSocket server heartbeat (--ws-ping-interval=1 --ws-pong-timeout=1)", () => {
-  let h;
   const closers = [];
-  before(async () => {
-    h = await startHerald(["--ws-ping-interval=1", "--ws-pong-timeout=1"]);
-  });
-  after(async () => {
-    await Promise.all(closers.map((f) => f()));
-    stopInBackground(h);
+  const h = suiteHerald(["--ws-ping-interval=1", "--ws-pong-timeout=1"], {
+    beforeStop: async () => {
+      await Promise.all(closers.map((f) => f()));
+    },
   });
 
   test("a client that never answers pings is closed; one that does stays", { timeout: TEST_TIMEOUT }, async () => {

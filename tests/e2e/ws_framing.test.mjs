@@ -11,7 +11,7 @@ import crypto from "node:crypto";
 import http from "node:http";
 import { after, before, describe, test } from "node:test";
 
-import { awaitBackgroundStops, publishOk, startHerald, stopInBackground } from "./lib/herald.mjs";
+import { awaitBackgroundStops, publishOk, suiteHerald } from "./lib/herald.mjs";
 import { encodeFrame, publicationsOf, rawWsConnect, wsConnect, wsStillReceives, wsSubscribe } from "./lib/ws.mjs";
 
 const TEST_TIMEOUT = 20_000;
@@ -20,7 +20,6 @@ const MAX_MESSAGE = 4096;
 after(() => awaitBackgroundStops());
 
 describe("WebSocket framing", () => {
-  let h;
   let bystander;
   const BYSTANDER = "stream:framing-bystander";
   const raws = [];
@@ -30,15 +29,15 @@ describe("WebSocket framing", () => {
     return r;
   };
 
+  const h = suiteHerald([`--max-ws-message-bytes=${MAX_MESSAGE}`, "--io-threads=2", "--max-publish-bytes=200000"], {
+    beforeStop: async () => {
+      for (const r of raws) r.destroy();
+      await bystander?.close();
+    },
+  });
   before(async () => {
-    h = await startHerald([`--max-ws-message-bytes=${MAX_MESSAGE}`, "--io-threads=2", "--max-publish-bytes=200000"]);
     bystander = await wsConnect(h.url);
     await wsSubscribe(bystander, BYSTANDER);
-  });
-  after(async () => {
-    for (const r of raws) r.destroy();
-    await bystander?.close();
-    stopInBackground(h);
   });
 
   test("a malformed upgrade gets a JSON error, never Beast's plain text (426 names version 13)", { timeout: TEST_TIMEOUT }, async () => {
@@ -172,19 +171,18 @@ describe("WebSocket framing", () => {
 });
 
 describe("WebSocket message timeout (--ws-message-timeout)", () => {
-  let h;
   let bystander;
   const BYSTANDER = "stream:msg-timeout-bystander";
   const raws = [];
+  const h = suiteHerald(["--ws-message-timeout=1", "--ws-ping-interval=60"], {
+    beforeStop: async () => {
+      for (const r of raws) r.destroy();
+      await bystander?.close();
+    },
+  });
   before(async () => {
-    h = await startHerald(["--ws-message-timeout=1", "--ws-ping-interval=60"]);
     bystander = await wsConnect(h.url);
     await wsSubscribe(bystander, BYSTANDER);
-  });
-  after(async () => {
-    for (const r of raws) r.destroy();
-    await bystander?.close();
-    stopInBackground(h);
   });
 
   const cases = [

@@ -12,13 +12,13 @@
 // docs/centrifugo.md and docs/cluster.md.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { Centrifuge } from "centrifuge";
 import WebSocket from "ws";
 
 import { getJson } from "../lib/herald.mjs";
-import { killHerald, sleep, startCluster, startHaproxy, startRedis, waitUntil } from "./lib.mjs";
+import { killHerald, sleep, suiteCluster, waitUntil } from "./lib.mjs";
 
 const CHANNEL = "stream:cf-cluster";
 
@@ -63,21 +63,7 @@ async function apiHistory(h, channel, limit) {
 }
 
 describe("centrifuge SDK through HAProxy, losing its instance", { timeout: 90_000 }, () => {
-  let redis;
-  let hs = [];
-  let lb;
-
-  before(async () => {
-    redis = await startRedis();
-    hs = await startCluster(redis.url, 3, { via: "flag" });
-    lb = await startHaproxy(hs.map((h) => `127.0.0.1:${h.port}`));
-  }, { timeout: 45_000 });
-
-  after(async () => {
-    await lb?.stop();
-    await Promise.all(hs.map((h) => h.stop()));
-    await redis?.kill("SIGKILL");
-  }, { timeout: 20_000 });
+  const { hs, lb } = suiteCluster(3, { via: "flag", haproxy: true });
 
   test("the SDK reconnects elsewhere and recovers every missed publication once, in order", async () => {
     const { c, pubs, subscribed } = sdkSubscribed(lb, CHANNEL);

@@ -8,10 +8,10 @@
 
 import assert from "node:assert/strict";
 import http from "node:http";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { SseParser, getJson, publishOk } from "../lib/herald.mjs";
-import { numsub, sleep, startCluster, startHaproxy, startRedis, waitUntil } from "./lib.mjs";
+import { numsub, sleep, suiteCluster, waitUntil } from "./lib.mjs";
 
 const LB = "stream:lb";
 const CLIENTS = 1000;
@@ -53,26 +53,18 @@ function openSse(agent, baseUrl, path) {
 }
 
 describe("1,000 SSE clients through HAProxy", { timeout: 80_000 }, () => {
-  let redis;
-  let hs = [];
-  let lb;
   const clients = [];
   let drainMs = null;
   const agent = new http.Agent({ keepAlive: false, maxSockets: Infinity });
-
-  before(async () => {
-    redis = await startRedis();
-    hs = await startCluster(redis.url, 3, { via: "flag", args: [`--sse-heartbeat=${HEARTBEAT}`] });
-    lb = await startHaproxy(hs.map((h) => `127.0.0.1:${h.port}`));
-  }, { timeout: 45_000 });
-
-  after(async () => {
-    for (const c of clients) c.req.destroy();
-    agent.destroy();
-    await lb?.stop();
-    await Promise.all(hs.map((h) => h.stop()));
-    await redis?.kill("SIGKILL");
-  }, { timeout: 20_000 });
+  const { redis, hs, lb } = suiteCluster(3, {
+    via: "flag",
+    args: [`--sse-heartbeat=${HEARTBEAT}`],
+    haproxy: true,
+    beforeStop: async () => {
+      for (const c of clients) c.req.destroy();
+      agent.destroy();
+    },
+  });
 
   test("HAProxy answers /healthz and /readyz from the instances", async (t) => {
     if (lb.overridden) t.diagnostic(`haproxy: docker/haproxy.cfg could not start here; loaded first: ${lb.overridden}`);

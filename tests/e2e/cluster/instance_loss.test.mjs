@@ -7,7 +7,7 @@
 // See docs/cluster.md ("How it works", "Deployment") and docs/protocol.md.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { cursorPosition, publishOk, sseCurl } from "../lib/herald.mjs";
 import { wsConnect, wsSubscribe } from "../lib/ws.mjs";
@@ -18,8 +18,7 @@ import {
   sleep,
   sseItems,
   sseSubscribe,
-  startCluster,
-  startRedis,
+  suiteCluster,
   waitUntil,
   wsItems,
   wsSubscribeAll,
@@ -29,20 +28,11 @@ const LOSS = "stream:loss";
 const pub = (h, seq) => publishOk(h.url, { channel: LOSS, event: "loss", data: { seq } });
 
 describe("losing an instance: clients resume on another one", { timeout: 60_000 }, () => {
-  let redis;
-  let hs = [];
   const closers = [];
-
-  before(async () => {
-    redis = await startRedis();
-    hs = await startCluster(redis.url, 3, { via: "env" });
-  }, { timeout: 45_000 });
-
-  after(async () => {
-    await Promise.all(closers.map((c) => c().catch(() => {})));
-    await Promise.all(hs.map((h) => h.stop()));
-    await redis?.kill("SIGKILL");
-  }, { timeout: 20_000 });
+  const { redis, hs } = suiteCluster(3, {
+    via: "env",
+    beforeStop: () => Promise.all(closers.map((c) => c().catch(() => {}))),
+  });
 
   test("SSE Last-Event-ID and WebSocket since recover exactly the missed publications on another instance", async (t) => {
     const [A, B, C] = hs;

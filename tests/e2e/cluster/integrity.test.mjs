@@ -18,9 +18,10 @@
 //   offsets issued again.
 
 import assert from "node:assert/strict";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { cursorPosition, publish, publishOk, sseCurl } from "../lib/herald.mjs";
+import { cleanupStack } from "../lib/processes.mjs";
 import { wsConnect, wsSubscribe } from "../lib/ws.mjs";
 import {
   channelHash,
@@ -35,10 +36,7 @@ import {
   waitUntil,
 } from "./lib.mjs";
 
-const started = [];
-after(async () => {
-  for (const p of started.reverse()) await p.stop().catch(() => {});
-});
+const started = cleanupStack(); // herald, redis-server, subscribers: stopped after the file
 
 describe("history that went backwards", () => {
   test("Redis restored from an older snapshot: a gap and a new epoch, never reused offsets", { timeout: 60_000 }, async () => {

@@ -3,15 +3,18 @@
 // SSE/WebSocket subscribers whose readiness is proven without publishing on
 // the channels under test, and normalisation of what they received.
 //
-// Every process started here is tracked and SIGKILLed (by PID) when the test
-// process exits, so a failing or interrupted test never leaves one behind.
+// Every process started here is registered in ../lib/processes.mjs (the
+// registry the single-instance helpers use too), which stops whatever is
+// left by PID when the test process exits; herald instances are started
+// with ../lib/herald.mjs's startHerald.
 
-import { execFile, spawn } from "node:child_process";
+import { execFile } from "node:child_process";
 import { once } from "node:events";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import net from "node:net";
 import os from "node:os";
 import path from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { crc16Xmodem, encodeAccountId } from "../../../demo/strkey.mjs";
@@ -27,6 +30,7 @@ import {
   startHerald,
   waitUntil,
 } from "../lib/herald.mjs";
+import { collectOutput, freePort, isAlive as alive, killAndWait, register, spawnProcess, tempDir } from "../lib/processes.mjs";
 import { wsConnect, wsSubscribe } from "../lib/ws.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
@@ -35,71 +39,6 @@ export const HAPROXY_CFG = path.join(REPO, "docker", "haproxy.cfg");
 export const REDIS_SERVER = process.env.REDIS_SERVER || "redis-server";
 export const REDIS_CLI = process.env.REDIS_CLI || "redis-cli";
 export const HAPROXY = process.env.HAPROXY || "haproxy";
-
-// ------------------------------------------------------------ process hygiene
-
-const live = new Set();
-const tmpDirs = new Set();
-
-process.on("exit", () => {
-  for (const child of live) {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-  for (const d of tmpDirs) {
-    try {
-      rmSync(d, { recursive: true, force: true });
-    } catch {
-      // best effort
-    }
-  }
-});
-
-function track(child) {
-  live.add(child);
-  child.once("exit", () => live.delete(child));
-  return child;
-}
-
-/** A fresh temporary directory, removed when the process exits. */
-export function tempDir(tag = "herald-cluster-") {
-  const d = mkdtempSync(path.join(os.tmpdir(), tag));
-  tmpDirs.add(d);
-  return d;
-}
-
-/** A TCP port on 127.0.0.1 that was free a moment ago. */
-export async function freePort() {
-  const srv = net.createServer();
-  srv.listen(0, "127.0.0.1");
-  await once(srv, "listening");
-  const { port } = srv.address();
-  srv.close();
-  await once(srv, "close");
-  return port;
-}
-
-function alive(child) {
-  return child.exitCode === null && child.signalCode === null;
-}
-
-/** Sends `signal` to `child` by PID (if it still runs) and waits for its exit. */
-async function killAndWait(child, signal, { graceMs = 5000 } = {}) {
-  if (!alive(child)) return;
-  const exited = once(child, "exit");
-  child.kill(signal);
-  const t = setTimeout(() => {
-    if (alive(child)) child.kill("SIGKILL");
-  }, graceMs);
-  try {
-    await exited;
-  } finally {
-    clearTimeout(t);
-  }
-}
 
 // -------------------------------------------------------------------- redis
 
@@ -147,18 +86,12 @@ export async function startRedis({ port, persist = null, rdbDir = null, timeoutM
     persist = rdbDir;
   }
   args.push("--daemonize", "no", ...extra);
-  const child = track(spawn(REDIS_SERVER, args, { stdio: ["ignore", "pipe", "pipe"], cwd: cwd || persist || os.tmpdir() }));
-  let log = "";
-  const onData = (c) => {
-    log += c.toString("utf8");
-    if (log.length > 200_000) log = log.slice(-100_000);
-  };
-  child.stdout.on("data", onData);
-  child.stderr.on("data", onData);
+  const child = spawnProcess(REDIS_SERVER, args, { stdio: ["ignore", "pipe", "pipe"], cwd: cwd || persist || os.tmpdir() }, "redis-server");
+  const log = collectOutput(child);
   try {
     await waitUntil(
       async () => {
-        if (!alive(child)) throw new Error(`redis-server exited (${child.exitCode}/${child.signalCode}):\n${log}`);
+        if (!alive(child)) throw new Error(`redis-server exited (${child.exitCode}/${child.signalCode}):\n${log()}`);
         try {
           return (await redisRaw(port, "PING", { timeoutMs: 300 })).startsWith("+PONG");
         } catch {
@@ -175,7 +108,7 @@ export async function startRedis({ port, persist = null, rdbDir = null, timeoutM
     port,
     pid: child.pid,
     url: `redis://127.0.0.1:${port}`,
-    log: () => log,
+    log,
     alive: () => alive(child),
     /** Signal by PID, wait for the exit. */
     kill: (signal = "SIGKILL") => killAndWait(child, signal),
@@ -224,11 +157,14 @@ export async function startRedisCluster({ masters = 3, replicas = 1, nodeTimeout
       nodes.push(node);
     }
     await new Promise((resolve, reject) => {
-      execFile(REDIS_CLI, ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`),
-        "--cluster-replicas", String(replicas), "--cluster-yes"], { timeout: 30_000 }, (err, stdout, stderr) => {
-        if (err) reject(new Error(`redis-cli --cluster create: ${err.message}\n${stdout}\n${stderr}`));
-        else resolve();
-      });
+      register(
+        execFile(REDIS_CLI, ["--cluster", "create", ...nodes.map((n) => `127.0.0.1:${n.port}`),
+          "--cluster-replicas", String(replicas), "--cluster-yes"], { timeout: 30_000 }, (err, stdout, stderr) => {
+          if (err) reject(new Error(`redis-cli --cluster create: ${err.message}\n${stdout}\n${stderr}`));
+          else resolve();
+        }),
+        "redis-cli",
+      );
     });
     for (const n of nodes) {
       await waitUntil(async () => (await redisCli(n.port, "CLUSTER", "INFO")).includes("cluster_state:ok"), {
@@ -294,10 +230,13 @@ export async function nodeId(port) {
 /** Runs redis-cli against `port`; resolves with trimmed stdout lines. */
 export function redisCli(port, ...args) {
   return new Promise((resolve, reject) => {
-    execFile(REDIS_CLI, ["-h", "127.0.0.1", "-p", String(port), ...args], { timeout: 5000 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`redis-cli ${args.join(" ")}: ${err.message} ${stderr}`));
-      else resolve(stdout.split("\n").map((l) => l.trim()).filter((l) => l !== ""));
-    });
+    register(
+      execFile(REDIS_CLI, ["-h", "127.0.0.1", "-p", String(port), ...args], { timeout: 5000 }, (err, stdout, stderr) => {
+        if (err) reject(new Error(`redis-cli ${args.join(" ")}: ${err.message} ${stderr}`));
+        else resolve(stdout.split("\n").map((l) => l.trim()).filter((l) => l !== ""));
+      }),
+      "redis-cli",
+    );
   });
 }
 
@@ -311,22 +250,13 @@ export async function numsub(port, pubsubChannel) {
 // ------------------------------------------------------------------- herald
 
 /**
- * Starts one herald in cluster mode. `via: "env"` passes REDIS_URL in the
- * environment (the spawn inside startHerald is synchronous, so the variable
- * is only set while it runs); `via: "flag"` passes --redis-url.
+ * Starts one herald in cluster mode with startHerald (../lib/herald.mjs):
+ * `via: "env"` passes REDIS_URL in its environment, `via: "flag"` passes
+ * --redis-url; `args` are more options.
  */
 export async function startClusterHerald(redisUrl, { via = "env", args = [] } = {}) {
   if (via === "flag") return startHerald([`--redis-url=${redisUrl}`, ...args]);
-  const before = process.env.REDIS_URL;
-  process.env.REDIS_URL = redisUrl;
-  let p;
-  try {
-    p = startHerald(args); // spawns synchronously, before its first await
-  } finally {
-    if (before === undefined) delete process.env.REDIS_URL;
-    else process.env.REDIS_URL = before;
-  }
-  return p;
+  return startHerald(args, { env: { REDIS_URL: redisUrl } });
 }
 
 /** Starts `n` instances on one Redis and waits until each answers /readyz 200. */
@@ -342,6 +272,43 @@ export async function startCluster(redisUrl, n = 3, opts = {}) {
   return hs;
 }
 
+/**
+ * The cluster of a `describe` block: a `before` hook starts a private
+ * redis-server, `n` herald instances on it (startCluster: `via`, `args`) and,
+ * with `haproxy: true`, HAProxy in front of them; an `after` hook runs
+ * `beforeStop()` (close the suite's clients), stops HAProxy and the
+ * instances (stop(): the sanitizer check) and SIGKILLs Redis. Returns
+ * `{redis, hs, lb}`, filled in by the `before` hook: `hs` is the array of
+ * herald handles, `redis` and `lb` take the startRedis / startHaproxy
+ * handles' fields.
+ * @returns {{redis: object, hs: object[], lb: object}}
+ */
+export function suiteCluster(n = 3, { via = "env", args = [], haproxy = false, beforeStop = null } = {}) {
+  const fx = { redis: {}, hs: [], lb: {} };
+  let redis = null;
+  let lb = null;
+  before(async () => {
+    redis = await startRedis();
+    Object.assign(fx.redis, redis);
+    fx.hs.push(...(await startCluster(redis.url, n, { via, args })));
+    if (haproxy) {
+      lb = await startHaproxy(fx.hs.map((h) => `127.0.0.1:${h.port}`));
+      Object.assign(fx.lb, lb);
+    }
+  }, { timeout: 45_000 });
+  after(async () => {
+    try {
+      if (beforeStop) await beforeStop();
+    } finally {
+      await lb?.stop();
+      await Promise.all(fx.hs.map((h) => h.stop()));
+      await redis?.kill("SIGKILL");
+    }
+  }, { timeout: 20_000 });
+  return fx;
+}
+
+/** GET /readyz of `url`; a failed request is `{status: 0}`. */
 export async function readyz(url) {
   try {
     return await getJson(url, "/readyz");
@@ -350,13 +317,14 @@ export async function readyz(url) {
   }
 }
 
+/** Waits until `url`/readyz answers 200. */
 export async function waitReady(url, timeoutMs = 5000) {
   await waitUntil(async () => (await readyz(url)).status === 200, { timeoutMs, what: `${url}/readyz 200` });
 }
 
-/** SIGKILL by PID and wait. */
+/** SIGKILL by PID and wait (the herald handle's kill()); stop() still makes the sanitizer check. */
 export async function killHerald(h) {
-  await killAndWait(h.process, "SIGKILL");
+  await h.kill("SIGKILL");
 }
 
 // -------------------------------------------------------------------- haproxy
@@ -386,15 +354,9 @@ export async function startHaproxy(backends, { timeoutMs = 10_000 } = {}) {
   backends.forEach((b, i) => (env[`HERALD_${i + 1}`] = b));
   const attempt = async (files) => {
     const args = files.flatMap((f) => ["-f", f]).concat(["-db"]);
-    const child = track(spawn(HAPROXY, args, { env, stdio: ["ignore", "pipe", "pipe"] }));
+    const child = spawnProcess(HAPROXY, args, { env, stdio: ["ignore", "pipe", "pipe"] }, "haproxy");
     const exited = once(child, "exit").catch(() => {});
-    let log = "";
-    const onData = (c) => {
-      log += c.toString("utf8");
-      if (log.length > 200_000) log = log.slice(-100_000);
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
+    const log = collectOutput(child);
     const url = `http://127.0.0.1:${port}`;
     try {
       await waitUntil(
@@ -411,18 +373,18 @@ export async function startHaproxy(backends, { timeoutMs = 10_000 } = {}) {
       );
     } catch (err) {
       await killAndWait(child, "SIGKILL");
-      throw new Error(`${err.message}\n${log}`);
+      throw new Error(`${err.message}\n${log()}`);
     }
     if (!alive(child)) {
       await exited;
-      return { ok: false, log };
+      return { ok: false, log: log() };
     }
     return {
       ok: true,
       port,
       url,
       pid: child.pid,
-      log: () => log,
+      log,
       alive: () => alive(child),
       stop: () => killAndWait(child, "SIGTERM"),
     };
@@ -546,4 +508,4 @@ export function wsItems(messages, channel) {
   return out;
 }
 
-export { channelHash, parseCursor, sleep, waitUntil, getJson };
+export { channelHash, freePort, getJson, parseCursor, sleep, tempDir, waitUntil };

@@ -12,9 +12,10 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { readFileSync, writeFileSync, existsSync } from "node:fs";
 import path from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { getJson, publishOk } from "../lib/herald.mjs";
+import { cleanupStack } from "../lib/processes.mjs";
 import { promtoolCheck, scrape, settledScrape } from "../lib/metrics.mjs";
 import { REPO, sseItems, sseSubscribe, startClusterHerald, startRedis, tempDir, waitReady, waitUntil } from "./lib.mjs";
 import { PROMTOOL } from "../lib/metrics.mjs";
@@ -34,10 +35,7 @@ function dashboardQueries(dashboard) {
   return out;
 }
 
-const stops = [];
-after(async () => {
-  for (const s of stops.reverse()) await s().catch(() => {});
-});
+const stops = cleanupStack(); // run after the file, last first
 
 async function scrapeUntil(url, pred, what, timeoutMs = 10_000) {
   let last;

@@ -16,6 +16,7 @@ import { execFile } from "node:child_process";
 import { after, before, describe, test } from "node:test";
 
 import { getJson, publish } from "../lib/herald.mjs";
+import { register } from "../lib/processes.mjs";
 import {
   channelSlot,
   nodeId,
@@ -39,11 +40,14 @@ const RESHARD_TIMEOUT_MS = 60_000;
 /** `redis-cli --cluster reshard ...` against `port`; resolves with its output, rejects on failure or timeout (then killed by PID). */
 function reshard(port, fromId, toId, slots) {
   return new Promise((resolve, reject) => {
-    execFile(REDIS_CLI, ["--cluster", "reshard", `127.0.0.1:${port}`, "--cluster-from", fromId, "--cluster-to", toId,
-      "--cluster-slots", String(slots), "--cluster-yes"], { timeout: RESHARD_TIMEOUT_MS, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
-      if (err) reject(new Error(`redis-cli --cluster reshard: ${err.message}\n${stdout.slice(-2000)}\n${stderr}`));
-      else resolve(stdout);
-    });
+    register(
+      execFile(REDIS_CLI, ["--cluster", "reshard", `127.0.0.1:${port}`, "--cluster-from", fromId, "--cluster-to", toId,
+        "--cluster-slots", String(slots), "--cluster-yes"], { timeout: RESHARD_TIMEOUT_MS, maxBuffer: 16 << 20 }, (err, stdout, stderr) => {
+        if (err) reject(new Error(`redis-cli --cluster reshard: ${err.message}\n${stdout.slice(-2000)}\n${stderr}`));
+        else resolve(stdout);
+      }),
+      "redis-cli",
+    );
   });
 }
 

@@ -11,9 +11,10 @@
 
 import assert from "node:assert/strict";
 import path from "node:path";
-import { after, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { getJson, publish, publishOk } from "../lib/herald.mjs";
+import { cleanupStack } from "../lib/processes.mjs";
 import {
   REPO,
   freePort,
@@ -26,10 +27,7 @@ import {
   waitUntil,
 } from "./lib.mjs";
 
-const stops = [];
-after(async () => {
-  for (const s of stops.reverse()) await s().catch(() => {});
-});
+const stops = cleanupStack(); // run after the file, last first
 
 describe("cluster mode edges", { timeout: 60_000 }, () => {
   test("Redis not reachable at start: healthz ok, readyz 503, publish 503, then ready", async () => {

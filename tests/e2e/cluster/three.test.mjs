@@ -7,7 +7,7 @@
 // Redis only to channels it has subscribers for. See docs/cluster.md.
 
 import assert from "node:assert/strict";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
 import { getJson, publishOk } from "../lib/herald.mjs";
 import { wsConnect, wsSubscribe } from "../lib/ws.mjs";
@@ -16,8 +16,7 @@ import {
   sleep,
   sseItems,
   sseSubscribe,
-  startCluster,
-  startRedis,
+  suiteCluster,
   userChannel,
   waitUntil,
   wsItems,
@@ -29,20 +28,11 @@ const USER = userChannel(1);
 const N = 30;
 
 describe("three instances on one Redis", { timeout: 60_000 }, () => {
-  let redis;
-  let hs = [];
   const clients = []; // {name, kind, client}
-
-  before(async () => {
-    redis = await startRedis();
-    hs = await startCluster(redis.url, 3, { via: "env" });
-  }, { timeout: 45_000 });
-
-  after(async () => {
-    await Promise.all(clients.map(({ client }) => client.close().catch(() => {})));
-    await Promise.all(hs.map((h) => h.stop()));
-    await redis?.kill("SIGKILL");
-  }, { timeout: 20_000 });
+  const { redis, hs } = suiteCluster(3, {
+    via: "env",
+    beforeStop: () => Promise.all(clients.map(({ client }) => client.close().catch(() => {}))),
+  });
 
   test("/healthz says cluster, /readyz 200 on every instance", async () => {
     for (const h of hs) {

@@ -1,18 +1,20 @@
-// Helpers for the Herald end-to-end tests: start/stop real herald processes,
-// publish over HTTP, subscribe over SSE with curl, parse event streams.
+// Helpers for the Herald end-to-end tests: start/stop real herald processes
+// (startHerald, withHerald, suiteHerald), publish over HTTP, subscribe over
+// SSE with curl, parse event streams.
 //
-// Every process started here is tracked and SIGKILLed when the test process
-// exits, so a failing or interrupted test never leaves a server behind.
+// Every process started here is registered in ./processes.mjs, which stops
+// whatever is left (by PID) when the test process exits, so a failing or
+// interrupted test never leaves a server behind.
 
-import { spawn } from "node:child_process";
-import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import http from "node:http";
 import net from "node:net";
 import path from "node:path";
+import { after, before } from "node:test";
 import { fileURLToPath } from "node:url";
 
 import { ACCOUNT_ID_VERSION, base32Encode, crc16Xmodem, encodeAccountId, isAccountId } from "../../../demo/strkey.mjs";
+import { collectOutput, isAlive, killAndWait, sanitizerReport, spawnProcess } from "./processes.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -44,25 +46,7 @@ export function badAccountId(seed, { version = ACCOUNT_ID_VERSION, breakChecksum
 export const HERALD_BIN =
   process.env.HERALD_BIN || path.resolve(here, "..", "..", "..", "build", "bin", "herald");
 
-// ------------------------------------------------------------ process hygiene
-
-const live = new Set(); // child processes still running
-
-process.on("exit", () => {
-  for (const child of live) {
-    try {
-      child.kill("SIGKILL");
-    } catch {
-      // already gone
-    }
-  }
-});
-
-function track(child) {
-  live.add(child);
-  child.once("exit", () => live.delete(child));
-  return child;
-}
+// ------------------------------------------------------------ waiting
 
 /** Resolves after `ms` milliseconds. */
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -84,50 +68,58 @@ export async function waitUntil(fn, { timeoutMs = 5000, intervalMs = 20, what = 
 // ------------------------------------------------------------------- herald
 
 /**
- * Starts herald on 127.0.0.1 with a free port.
+ * Starts herald on 127.0.0.1 with a free port (`--port=0`; the port is read
+ * from its "listening on" line) and registers the process (processes.mjs).
  * @param {string[]} args extra command-line options, e.g. ["--history-size=3"]
  * @param {{timeoutMs?:number, insecure?:boolean, env?:Record<string,string>}} opts
  *   `insecure` (default true) adds `--insecure` (no token or API key checks:
  *   the suites that are not about authentication); tests/e2e/auth*.test.mjs
- *   pass false and real keys. `env` adds environment variables.
+ *   pass false and real keys. `env` adds environment variables (PORT,
+ *   HERALD_JWT_SECRET and HERALD_API_KEY of the test's environment are
+ *   cleared unless `env` sets them).
  * @returns {Promise<{port:number, url:string, pid:number, process:import('node:child_process').ChildProcess,
- *   log:()=>string, rssKb:()=>number, stop:()=>Promise<void>}>}
+ *   log:()=>string, rssKb:()=>number, alive:()=>boolean, kill:(signal?:string)=>Promise<void>,
+ *   stop:()=>Promise<void>}>}
+ *   `stop()` (SIGTERM, SIGKILL after 5 s) rejects when the output holds a
+ *   sanitizer report; `kill(signal)` signals by PID and waits for the exit
+ *   (call stop() afterwards all the same: it makes the sanitizer check).
  */
 export async function startHerald(args = [], { timeoutMs = 10_000, insecure = true, env = {} } = {}) {
-  // Run from a scratch cwd-independent place: herald reads caf-application.ini
-  // from its working directory, so use the test directory (which has none).
-  const child = track(
-    spawn(HERALD_BIN, ["--host=127.0.0.1", "--port=0", ...(insecure ? ["--insecure"] : []), ...args], {
+  // herald reads caf-application.ini from its working directory, so run it
+  // in the test directory (which has none).
+  const child = spawnProcess(
+    HERALD_BIN,
+    ["--host=127.0.0.1", "--port=0", ...(insecure ? ["--insecure"] : []), ...args],
+    {
       cwd: here,
       stdio: ["ignore", "pipe", "pipe"],
       env: { ...process.env, PORT: "", HERALD_JWT_SECRET: "", HERALD_API_KEY: "", ...env },
-    }),
+    },
+    "herald",
   );
-  let log = "";
   let port = null;
+  let log;
   const listening = new Promise((resolve, reject) => {
-    const onData = (chunk) => {
-      log += chunk.toString("utf8");
-      // Keep the log bounded: a long test with debug output must not grow it forever.
-      if (log.length > 1_000_000) log = log.slice(-500_000);
-      if (port === null) {
-        const m = /listening on [^\s"]*:(\d+)/.exec(log);
+    log = collectOutput(child, {
+      limit: 1_000_000,
+      keep: 500_000,
+      onText: (text) => {
+        if (port !== null) return;
+        const m = /listening on [^\s"]*:(\d+)/.exec(text);
         if (m) {
           port = Number(m[1]);
           resolve(port);
         }
-      }
-    };
-    child.stdout.on("data", onData);
-    child.stderr.on("data", onData);
+      },
+    });
     child.once("error", reject);
     child.once("exit", (code, signal) =>
-      reject(new Error(`herald exited before listening (code ${code}, signal ${signal}):\n${log}`)),
+      reject(new Error(`herald exited before listening (code ${code}, signal ${signal}):\n${log()}`)),
     );
   });
   let timer;
   const timeout = new Promise((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`herald did not listen within ${timeoutMs} ms:\n${log}`)), timeoutMs);
+    timer = setTimeout(() => reject(new Error(`herald did not listen within ${timeoutMs} ms:\n${log()}`)), timeoutMs);
   });
   try {
     await Promise.race([listening, timeout]);
@@ -137,14 +129,13 @@ export async function startHerald(args = [], { timeoutMs = 10_000, insecure = tr
   } finally {
     clearTimeout(timer);
   }
-  const exited = once(child, "exit");
   let stopping = null;
   return {
     port,
     url: `http://127.0.0.1:${port}`,
     pid: child.pid,
     process: child,
-    log: () => log,
+    log,
     /** Resident set size of the server in KiB (from /proc/<pid>/status). */
     rssKb: () => {
       const status = readFileSync(`/proc/${child.pid}/status`, "utf8");
@@ -152,36 +143,32 @@ export async function startHerald(args = [], { timeoutMs = 10_000, insecure = tr
       return m ? Number(m[1]) : NaN;
     },
     /** True while the process runs. */
-    alive: () => child.exitCode === null && child.signalCode === null,
+    alive: () => isAlive(child),
+    /** Sends `signal` (default SIGKILL) by PID and waits for the exit. */
+    kill: (signal = "SIGKILL") => killAndWait(child, signal),
     /** SIGTERM, then SIGKILL after 5 s; resolves when the process is gone. */
     stop: () => {
       if (stopping) return stopping;
       stopping = (async () => {
-        if (child.exitCode === null && child.signalCode === null) {
-          child.kill("SIGTERM");
-          const killer = setTimeout(() => child.kill("SIGKILL"), 5000);
-          try {
-            await exited;
-          } finally {
-            clearTimeout(killer);
-          }
-        }
+        await killAndWait(child, "SIGTERM");
         // A sanitized build (HERALD_TEST_SANITIZED=1) reports memory errors,
         // leaks and undefined behaviour on stderr: that fails the test.
-        const report = /(ERROR: (AddressSanitizer|LeakSanitizer)|runtime error:).*/.exec(log);
-        if (report) throw new Error(`herald (pid ${child.pid}) sanitizer report: ${report[0]}\n${log.slice(-4000)}`);
+        const report = sanitizerReport(log());
+        if (report) throw new Error(`herald (pid ${child.pid}) sanitizer report: ${report}\n${log().slice(-4000)}`);
       })();
       return stopping;
     },
   };
 }
 
-/**
- * Stops `h` without waiting (herald's graceful shutdown takes 3 s), so the
- * next suite of the file can start; `awaitBackgroundStops()` (in a file-level
- * `after`) waits for all of them.
- */
 const backgroundStops = new Set();
+
+/**
+ * Stops `h` (anything with a stop() method) without waiting (herald's
+ * graceful shutdown takes 3 s), so the next suite of the file can start;
+ * `awaitBackgroundStops()` (in a file-level `after`) waits for all of them
+ * and fails on the first stop that failed (a sanitizer report).
+ */
 export function stopInBackground(h) {
   if (!h) return;
   const p = h.stop();
@@ -192,6 +179,72 @@ export function stopInBackground(h) {
 /** Waits until every herald stopped with stopInBackground() has exited. */
 export async function awaitBackgroundStops() {
   await Promise.all([...backgroundStops]);
+}
+
+/**
+ * Starts herald (`args`, `opts` as for startHerald), runs `body(h)` and
+ * always stops it, whether the body passed or threw; returns what the body
+ * returned. `opts.stop`: "background" (default) stops it with
+ * stopInBackground(), so the file's `after(awaitBackgroundStops)` waits for
+ * the exit and fails on a sanitizer report; "await" waits for the exit (and
+ * the sanitizer check) before returning. A failing body's error wins over
+ * a failing stop.
+ * @template T
+ * @param {string[]} args
+ * @param {{timeoutMs?:number, insecure?:boolean, env?:Record<string,string>, stop?:"background"|"await"}} opts
+ * @param {(h: Awaited<ReturnType<typeof startHerald>>) => Promise<T>} body
+ * @returns {Promise<T>}
+ */
+export async function withHerald(args, opts, body) {
+  if (typeof opts === "function") [opts, body] = [{}, opts];
+  const { stop = "background", ...startOpts } = opts ?? {};
+  const h = await startHerald(args, startOpts);
+  let result;
+  try {
+    result = await body(h);
+  } catch (err) {
+    if (stop === "await") await h.stop().catch(() => {});
+    else stopInBackground(h);
+    throw err;
+  }
+  if (stop === "await") await h.stop();
+  else stopInBackground(h);
+  return result;
+}
+
+/**
+ * The herald of a `describe` block: registers a `before` hook that starts it
+ * and an `after` hook that runs `beforeStop()` (closing the suite's clients)
+ * and then stops it: with stopInBackground() (the file's
+ * `after(awaitBackgroundStops)` waits for it), or, with `stop: "await"`,
+ * waiting for the exit and the sanitizer check in the hook. Returns an object that the
+ * `before` hook fills with the startHerald() handle (url, port, log, stop,
+ * ...), so tests use it directly. `args` and `opts` may be functions, called
+ * in the `before` hook (for keys made there).
+ * @param {string[] | (() => string[])} args
+ * @param {object | (() => object)} opts startHerald options, plus `beforeStop` and `stop`
+ * @returns {Awaited<ReturnType<typeof startHerald>>}
+ */
+export function suiteHerald(args = [], opts = {}) {
+  const h = {};
+  let started = null;
+  let beforeStop = null;
+  let stop = "background";
+  before(async () => {
+    const { beforeStop: b = null, stop: s = "background", ...o } = typeof opts === "function" ? opts() : opts;
+    [beforeStop, stop] = [b, s];
+    started = await startHerald(typeof args === "function" ? args() : args, o);
+    Object.assign(h, started);
+  });
+  after(async () => {
+    try {
+      if (beforeStop) await beforeStop();
+    } finally {
+      if (stop === "await") await started?.stop();
+      else stopInBackground(started);
+    }
+  });
+  return h;
 }
 
 // ------------------------------------------------------------------ publish
@@ -509,7 +562,7 @@ export function sseCurl(url, headers = {}) {
   const args = ["-sN", "-i", "--no-buffer", "-H", "Accept: text/event-stream"];
   for (const [k, v] of Object.entries(headers)) args.push("-H", `${k}: ${v}`);
   args.push(url);
-  const child = track(spawn("curl", args, { stdio: ["ignore", "pipe", "pipe"] }));
+  const child = spawnProcess("curl", args, { stdio: ["ignore", "pipe", "pipe"] });
   child.stdout.setEncoding("utf8"); // StringDecoder: multi-byte characters survive chunk splits
   const events = new Inbox();
   const comments = [];

@@ -2,7 +2,7 @@
 // exposition (format 0.0.4), and check it with `promtool check metrics`
 // (Debian package `prometheus`; $PROMTOOL overrides the path).
 
-import { spawn } from "node:child_process";
+import { spawnProcess } from "./processes.mjs";
 
 export const PROMTOOL = process.env.PROMTOOL || "promtool";
 
@@ -68,7 +68,7 @@ export async function settledScrape(url, { gapMs = 100, timeoutMs = 5000 } = {})
 /** Runs `promtool check metrics` on `text`; resolves {code, output}. */
 export function promtoolCheck(text) {
   return new Promise((resolve, reject) => {
-    const child = spawn(PROMTOOL, ["check", "metrics"], { stdio: ["pipe", "pipe", "pipe"] });
+    const child = spawnProcess(PROMTOOL, ["check", "metrics"], { stdio: ["pipe", "pipe", "pipe"] }, "promtool");
     let output = "";
     child.stdout.on("data", (c) => (output += c));
     child.stderr.on("data", (c) => (output += c));
