@@ -506,7 +506,7 @@ describe("concurrent publishing with subscribers reconnecting mid-way", () => {
       [A, B, A, B].map(async (channel, p) => {
         for (let i = 0; i < 200; i++) await publishOk(h.url, { channel, event: "e", data: { p, i } });
       }),
-    ).then(() => (done = true));
+    ).finally(() => (done = true)); // a failed publish ends the loop too (then rejects below)
     while (!done) {
       await sleep(30);
       step();
