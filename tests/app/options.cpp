@@ -548,7 +548,7 @@ TEST_CASE("every option's default is rendered from one value in --help, --help-m
     // --help-markdown (the README table): "| `--name` | DEFAULT | ..."
     auto row = markdown.find("\n| `--" + full + "` | ");
     REQUIRE(row != std::string::npos);
-    auto cell_start = row + 1 + full.size() + 8;
+    auto cell_start = row + 6 + full.size() + 4; // "\n| `--" name "` | "
     auto cell = markdown.substr(cell_start, markdown.find(" | ", cell_start) - cell_start);
     auto bare = value.size() > 1 && value.front() == '"' ? value.substr(1, value.size() - 2) : value;
     CHECK(cell == (!note.empty() ? note
