@@ -1,6 +1,7 @@
 #include "app/config.hpp"
 
 #include "app/options.hpp"
+#include "net/redis/client.hpp"
 
 #include <caf/atom.hpp>
 #include <caf/config_option_set.hpp>
@@ -35,28 +36,52 @@ const net::auth::jwt_config& jwt() noexcept {
   return d;
 }
 
+namespace {
+const net::redis::client::options& redis() noexcept {
+  static const net::redis::client::options d{};
+  return d;
+}
+} // namespace
+
+std::string redis_prefix() {
+  return redis().prefix;
+}
+
+std::size_t redis_pool_size() noexcept {
+  return redis().pool_size;
+}
+
+std::size_t redis_command_timeout_ms() noexcept {
+  return static_cast<std::size_t>(redis().command_timeout.count());
+}
+
+std::size_t redis_wait_replicas() noexcept {
+  return redis().wait_replicas;
+}
+
 } // namespace defaults
 
 // The option table: every option of the server, its name, its description
 // and (by the member it binds) its default. One place for every default:
 //
 // - A default is the initial value of the bound member of config
-//   (app/config.hpp). An option that only fills a field of a lower layer's
-//   struct (net::session_options, actors::history_options, net::auth::policy,
-//   net::auth::jwt_config) has that struct's value-initialized field as its
-//   initial value (config.hpp's defaults::), so the number is written once,
-//   where net/ and actors/ code and their tests also get it; the others are
-//   written in config.hpp. Machine-dependent defaults (io-threads,
-//   scheduler.*) are set in the constructor below and described in words by
-//   default_note() (app/options.hpp).
+//   (app/config.hpp). An option that fills a field of a lower layer's struct
+//   (net::session_options, actors::history_options, net::auth::policy,
+//   net::auth::jwt_config, net::redis::client::options) starts from that
+//   struct's value-initialized field (config.hpp's defaults::), so the number
+//   is written once, where net/ and actors/ code and their tests also get it.
+//   The others (host, port, log-*, shutdown-*, ...) are written in
+//   config.hpp. Machine-dependent defaults (io-threads, scheduler.*) are set
+//   in the constructor below and described in words by default_note()
+//   (app/options.hpp).
 // - --help, --help-markdown (the README table) and --dump-config print the
 //   bound value (app/options.cpp), never a number from a description: a
 //   description says what the option does and never restates its default.
 // - tests/app/options.cpp checks that every option's default is rendered
 //   from that one value in all three outputs, that no description restates
-//   it, and that the lower structs' defaults (including those app/server.cpp
-//   overwrites: net::redis option structs, actors::connection_options) equal
-//   the table's.
+//   it, and that the lower structs' defaults equal the table's, including
+//   those of structs that state the same default again (net::redis's
+//   script_settings and cluster_client::options, actors::connection_options).
 config::config() {
   opt_group{custom_options_, "global"}
     .add(host, "host", "address to listen on")

@@ -36,6 +36,13 @@ const actors::history_options& history() noexcept;
 const net::auth::policy& auth() noexcept;
 /// --jwt-algorithm, --jwt-leeway (net/auth/jwt_verifier.hpp).
 const net::auth::jwt_config& jwt() noexcept;
+/// --redis-prefix, --redis-pool-size, --redis-command-timeout-ms,
+/// --redis-wait-replicas: net::redis::client::options (net/redis/client.hpp;
+/// out of line, so this header does not pull in Asio and hiredis).
+std::string redis_prefix();
+std::size_t redis_pool_size() noexcept;
+std::size_t redis_command_timeout_ms() noexcept;
+std::size_t redis_wait_replicas() noexcept;
 /// Whole seconds of `d` (options are whole seconds).
 template <class Duration>
 std::size_t seconds(Duration d) noexcept {
@@ -109,12 +116,15 @@ struct config : caf::actor_system_config {
   /// redis://[:password@]host:port[/db], or redis+cluster://h1:p1,h2:p2 for a
   /// Redis Cluster (its seed nodes); empty: in-process; env REDIS_URL
   std::string redis_url;
-  std::string redis_prefix = "herald:"; ///< namespace of every Redis key and channel
-  std::size_t redis_pool_size = 2;     ///< command connections (publish, sync)
-  std::size_t redis_command_timeout_ms = 2000; ///< a reply later than this drops the connection
+  // Defaults: net::redis::client::options.
+  std::string redis_prefix = defaults::redis_prefix(); ///< namespace of every Redis key and channel
+  /// command connections (publish, sync)
+  std::size_t redis_pool_size = defaults::redis_pool_size();
+  /// a reply later than this drops the connection
+  std::size_t redis_command_timeout_ms = defaults::redis_command_timeout_ms();
   /// Replicas that must confirm a publication (Redis WAIT) before it is
   /// acknowledged, so it survives a master failover; 0: none (docs/cluster.md).
-  std::size_t redis_wait_replicas = 0;
+  std::size_t redis_wait_replicas = defaults::redis_wait_replicas();
 
   // -- authentication and permissions (docs/auth.md) -------------------------
   // Secure by default: without a JWT key or an API key the server refuses to
