@@ -550,7 +550,8 @@ TEST_CASE("every option's default is rendered from one value in --help, --help-m
     REQUIRE(row != std::string::npos);
     auto cell_start = row + 6 + full.size() + 4; // "\n| `--" name "` | "
     auto cell = markdown.substr(cell_start, markdown.find(" | ", cell_start) - cell_start);
-    auto bare = value.size() > 1 && value.front() == '"' ? value.substr(1, value.size() - 2) : value;
+    auto bare =
+      value.size() > 1 && value.front() == '"' ? value.substr(1, value.size() - 2) : value;
     CHECK(cell == (!note.empty() ? note
                    : unset          ? "`(CAF decides)`"
                    : value == "\"\"" ? "empty"
@@ -622,7 +623,7 @@ TEST_CASE("the defaults of the lower layers' option structs are the option table
   CHECK(sd.history_size == cfg.history_size);
   CHECK(sd.history_ttl == std::chrono::seconds(cfg.history_ttl));
   CHECK(sd.idempotency_window == std::chrono::seconds(cfg.idempotency_window));
-  const herald::net::redis::client::options rd{};
+  const herald::net::redis::client::options rd; // as app/server.cpp makes it
   CHECK(rd.prefix == cfg.redis_prefix);
   CHECK(rd.pool_size == cfg.redis_pool_size);
   CHECK(rd.command_timeout == std::chrono::milliseconds(cfg.redis_command_timeout_ms));
