@@ -1,6 +1,7 @@
 #include "app/config.hpp"
 
 #include "app/options.hpp"
+#include "net/redis/client.hpp"
 
 #include <caf/atom.hpp>
 #include <caf/config_option_set.hpp>
@@ -11,78 +12,148 @@
 
 namespace herald::app {
 
+namespace defaults {
+
+// Function-local statics: ready whenever a config is made, even during
+// another translation unit's static initialization.
+const net::session_options& session() noexcept {
+  static const net::session_options d{};
+  return d;
+}
+
+const actors::history_options& history() noexcept {
+  static const actors::history_options d{};
+  return d;
+}
+
+const net::auth::policy& auth() noexcept {
+  static const net::auth::policy d{};
+  return d;
+}
+
+const net::auth::jwt_config& jwt() noexcept {
+  static const net::auth::jwt_config d{};
+  return d;
+}
+
+namespace {
+const net::redis::client::options& redis() noexcept {
+  static const net::redis::client::options d{};
+  return d;
+}
+} // namespace
+
+std::string redis_prefix() {
+  return redis().prefix;
+}
+
+std::size_t redis_pool_size() noexcept {
+  return redis().pool_size;
+}
+
+std::size_t redis_command_timeout_ms() noexcept {
+  return static_cast<std::size_t>(redis().command_timeout.count());
+}
+
+std::size_t redis_wait_replicas() noexcept {
+  return redis().wait_replicas;
+}
+
+} // namespace defaults
+
+// The option table: every option of the server, its name, its description
+// and (by the member it binds) its default. One place for every default:
+//
+// - A default is the initial value of the bound member of config
+//   (app/config.hpp). An option that fills a field of a lower layer's struct
+//   (net::session_options, actors::history_options, net::auth::policy,
+//   net::auth::jwt_config, net::redis::client::options) starts from that
+//   struct's value-initialized field (config.hpp's defaults::), so the number
+//   is written once, where net/ and actors/ code and their tests also get it.
+//   The others (host, port, log-*, shutdown-*, ...) are written in
+//   config.hpp. Machine-dependent defaults (io-threads, scheduler.*) are set
+//   in the constructor below and described in words by default_note()
+//   (app/options.hpp).
+// - --help, --help-markdown (the README table) and --dump-config print the
+//   bound value (app/options.cpp), never a number from a description: a
+//   description says what the option does and never restates its default.
+// - tests/app/options.cpp checks that every option's default is rendered
+//   from that one value in all three outputs, that no description restates
+//   it, and that the lower structs' defaults equal the table's, including
+//   those of structs that state the same default again (net::redis's
+//   script_settings and cluster_client::options, actors::connection_options).
 config::config() {
   opt_group{custom_options_, "global"}
-    .add(host, "host", "address to listen on (default 0.0.0.0)")
-    .add(port, "port", "TCP port; 0 picks a free one (default 8080, env PORT)")
+    .add(host, "host", "address to listen on")
+    .add(port, "port", "TCP port; 0 picks a free one")
     .add(io_threads, "io-threads",
-         "I/O shards: event loops with a thread each; a connection stays on one (default: cores)")
-    .add(sse_heartbeat, "sse-heartbeat", "seconds of silence before an SSE comment heartbeat (15)")
-    .add(ws_ping_interval, "ws-ping-interval", "seconds between server WebSocket pings (25)")
-    .add(ws_pong_timeout, "ws-pong-timeout", "seconds to wait for a pong before closing (10)")
-    .add(write_timeout, "write-timeout", "seconds a stalled write may last before closing (30)")
-    .add(request_timeout, "request-timeout", "seconds to receive a whole HTTP request (10)")
+         "I/O shards: event loops with a thread each; a connection stays on one")
+    .add(sse_heartbeat, "sse-heartbeat", "seconds of silence before an SSE comment heartbeat")
+    .add(ws_ping_interval, "ws-ping-interval", "seconds between server WebSocket pings")
+    .add(ws_pong_timeout, "ws-pong-timeout", "seconds to wait for a pong before closing")
+    .add(write_timeout, "write-timeout", "seconds a stalled write may last before closing")
+    .add(request_timeout, "request-timeout", "seconds to receive a whole HTTP request")
     .add(ws_message_timeout, "ws-message-timeout",
          "seconds to receive a whole WebSocket message, from its first byte to its last "
-         "fragment; longer closes with 1008 (10)")
-    .add(history_size, "history-size", "publications kept per channel for recovery (256)")
-    .add(history_ttl, "history-ttl", "seconds a publication stays recoverable (300)")
+         "fragment; longer closes with 1008")
+    .add(history_size, "history-size", "publications kept per channel for recovery")
+    .add(history_ttl, "history-ttl", "seconds a publication stays recoverable")
     .add(idempotency_window, "idempotency-window",
          "seconds a publish's idempotency key is remembered: a retry within it gets the "
-         "first offsets and delivers nothing (300)")
+         "first offsets and delivers nothing")
     .add(client_max_buffer, "client-max-buffer",
-         "bytes queued for one client before it is closed as slow (1048576)")
-    .add(max_publish_bytes, "max-publish-bytes", "largest publish body in bytes, 413 above (65536)")
+         "bytes queued for one client before it is closed as slow")
+    .add(max_publish_bytes, "max-publish-bytes", "largest publish body in bytes, 413 above")
     .add(max_ws_message_bytes, "max-ws-message-bytes",
-         "largest client WebSocket message in bytes, close 1009 above (65536)")
-    .add(max_header_bytes, "max-header-bytes", "largest HTTP request head in bytes, 431 above (8192)")
-    .add(max_channels_per_client, "max-channels-per-client", "channels one connection may hold (64)")
-    .add(max_channels_per_publish, "max-channels-per-publish", "channels one publish may name (64)")
+         "largest client WebSocket message in bytes, close 1009 above")
+    .add(max_header_bytes, "max-header-bytes", "largest HTTP request head in bytes, 431 above")
+    .add(max_channels_per_client, "max-channels-per-client", "channels one connection may hold")
+    .add(max_channels_per_publish, "max-channels-per-publish", "channels one publish may name")
     // Abuse limits (docs/protocol.md "Limits").
     .add(max_header_count, "max-header-count",
-         "most header fields in one HTTP request, 431 above (100)")
+         "most header fields in one HTTP request, 431 above")
     .add(header_timeout, "header-timeout",
-         "seconds to receive a request's whole head (slow headers), 408 after (5)")
+         "seconds to receive a request's whole head (slow headers), 408 after")
     .add(ws_commands_per_second, "ws-commands-per-second",
-         "WebSocket commands per second per connection, rate_limited above; 0: off (20)")
+         "WebSocket commands per second per connection, rate_limited above; 0: off")
     .add(ws_commands_burst, "ws-commands-burst",
          "WebSocket commands a connection may send at once; that many refused in a row close "
-         "it with 1008 (100)")
+         "it with 1008")
     .add(max_connections_per_ip, "max-connections-per-ip",
          "connections open at once from one client address, 429 above; 0: unlimited; behind a "
-         "load balancer use 0 (1024)")
+         "load balancer use 0")
     .add(max_subscribe_attempts, "max-subscribe-attempts",
          "WebSocket subscribe commands per connection, accepted or refused; then error and "
-         "close 1008; 0: unlimited (1024)")
+         "close 1008; 0: unlimited")
     .add(redis_url, "redis-url",
          "redis://[:password@]host:port[/db]: cluster mode through Redis; "
          "redis+cluster://[:password@]host:port,host:port...: through a Redis Cluster, "
-         "from its seed nodes (env REDIS_URL; empty: in-process mode)")
-    .add(redis_prefix, "redis-prefix", "prefix of every Redis key and channel (herald:)")
-    .add(redis_pool_size, "redis-pool-size", "Redis command connections (2)")
+         "from its seed nodes; empty: in-process mode")
+    .add(redis_prefix, "redis-prefix", "prefix of every Redis key and channel")
+    .add(redis_pool_size, "redis-pool-size", "Redis command connections")
     .add(redis_command_timeout_ms, "redis-command-timeout-ms",
-         "ms to wait for a Redis reply before dropping the connection (2000)")
+         "ms to wait for a Redis reply before dropping the connection")
     .add(redis_wait_replicas, "redis-wait-replicas",
          "acknowledge a publication only once this many replicas of its Redis master "
          "confirmed it (Redis WAIT, up to half of --redis-command-timeout-ms; else 503); "
-         "0: once the master stored it (0)")
-    .add(log_level, "log-level", "trace, debug, info, warn, error or off (info)")
+         "0: once the master stored it")
+    .add(log_level, "log-level", "trace, debug, info, warn, error or off")
     // -- operations: log format, client log limit, graceful shutdown ---------
-    .add(log_format, "log-format", "text or json: one JSON object per log line (text)")
+    .add(log_format, "log-format", "text or json: one JSON object per log line")
     .add(log_client_rate, "log-client-rate",
          "log lines per second for each kind of client-caused event (bad request, protocol "
-         "error, accept error); the rest is counted in one 'suppressed' line (10)")
+         "error, accept error); the rest is counted in one 'suppressed' line")
     .add(shutdown_timeout, "shutdown-timeout",
-         "seconds after SIGTERM/SIGINT to flush each client's buffer before exiting (10)")
+         "seconds after SIGTERM/SIGINT to flush each client's buffer before exiting")
     .add(shutdown_retry_ms, "shutdown-retry-ms",
-         "ms in the SSE retry: hint sent at shutdown, so clients reconnect soon (500)");
+         "ms in the SSE retry: hint sent at shutdown, so clients reconnect soon");
   // Authentication and permissions (docs/auth.md).
   opt_group{custom_options_, "global"}
-    .add(jwt_algorithm, "jwt-algorithm", "accepted JWT algorithm: HS256, RS256 or ES256 (HS256)")
+    .add(jwt_algorithm, "jwt-algorithm", "accepted JWT algorithm: HS256, RS256 or ES256")
     .add(jwt_secret_file, "jwt-secret-file",
          "file holding the HS256 secret, at least 32 bytes (or env HERALD_JWT_SECRET)")
     .add(jwt_public_key, "jwt-public-key", "PEM public key file for RS256 / ES256")
-    .add(jwt_leeway, "jwt-leeway", "seconds of clock skew allowed for exp, nbf and iat (5)")
+    .add(jwt_leeway, "jwt-leeway", "seconds of clock skew allowed for exp, nbf and iat")
     .add(jwt_issuer, "jwt-issuer", "required iss claim (empty: not checked)")
     .add(jwt_audience, "jwt-audience", "required aud claim (empty: not checked)")
     .add(api_key_file, "api-key-file",
@@ -92,9 +163,9 @@ config::config() {
     .add(allowed_origins, "allowed-origins",
          "comma list of browser origins allowed for WebSocket upgrades and SSE CORS ('*': any)")
     .add(ws_auth_timeout, "ws-auth-timeout",
-         "seconds a WebSocket without a token has to send {\"op\":\"connect\"} (5)")
+         "seconds a WebSocket without a token has to send {\"op\":\"connect\"}")
     .add(token_refresh_grace, "token-refresh-grace",
-         "seconds before token expiry a WebSocket is asked to refresh (25)")
+         "seconds before token expiry a WebSocket is asked to refresh")
     .add(insecure, "insecure",
          "development only: without a JWT key or API key, turn those checks off");
   // Measured on 2 cores (shared/notes/caf-0.17.md section 5): a sharing

@@ -15,6 +15,7 @@
 
 #include <caf/actor_system_config.hpp>
 
+#include <chrono>
 #include <cstdint>
 #include <functional>
 #include <set>
@@ -22,66 +23,129 @@
 
 namespace herald::app {
 
+/// Where the defaults of the options come from (see the comment at the
+/// option table in app/config.cpp): an option that sets a field of a lower
+/// layer's struct takes its default from that struct, value-initialized, so
+/// the number is written in one place only.
+namespace defaults {
+/// --sse-heartbeat ... --max-subscribe-attempts (net/session_options.hpp).
+const net::session_options& session() noexcept;
+/// --history-size, --history-ttl, --idempotency-window.
+const actors::history_options& history() noexcept;
+/// --ws-auth-timeout, --token-refresh-grace (net/auth/policy.hpp).
+const net::auth::policy& auth() noexcept;
+/// --jwt-algorithm, --jwt-leeway (net/auth/jwt_verifier.hpp).
+const net::auth::jwt_config& jwt() noexcept;
+/// --redis-prefix, --redis-pool-size, --redis-command-timeout-ms,
+/// --redis-wait-replicas: net::redis::client::options (net/redis/client.hpp;
+/// out of line, so this header does not pull in Asio and hiredis).
+std::string redis_prefix();
+std::size_t redis_pool_size() noexcept;
+std::size_t redis_command_timeout_ms() noexcept;
+std::size_t redis_wait_replicas() noexcept;
+/// Whole seconds of `d` (options are whole seconds).
+template <class Duration>
+std::size_t seconds(Duration d) noexcept {
+  return static_cast<std::size_t>(std::chrono::duration_cast<std::chrono::seconds>(d).count());
+}
+} // namespace defaults
+
 struct config : caf::actor_system_config {
   // -- listening -------------------------------------------------------------
   std::string host = "0.0.0.0";        ///< address to listen on
   std::uint16_t port = 8080;           ///< port (0: pick a free one); env PORT
-  std::size_t io_threads = 1;          ///< I/O shards (event loops, one thread each); default: cores
+  /// I/O shards (event loops, one thread each); config() sets the number of cores
+  std::size_t io_threads = 1;
 
   // -- heartbeats and timeouts (seconds) -------------------------------------
-  std::size_t sse_heartbeat = 15;      ///< SSE comment after this much silence
-  std::size_t ws_ping_interval = 25;   ///< server ping period
-  std::size_t ws_pong_timeout = 10;    ///< close when the pong is this late
-  std::size_t write_timeout = 30;      ///< close when a write stalls this long
-  std::size_t request_timeout = 10;    ///< time to receive a whole HTTP request
-  std::size_t ws_message_timeout = 10; ///< time to receive a whole WebSocket message (all fragments)
+  // Defaults: net::session_options (net/session_options.hpp).
+  /// SSE comment after this much silence
+  std::size_t sse_heartbeat = defaults::seconds(defaults::session().sse_heartbeat);
+  /// server ping period
+  std::size_t ws_ping_interval = defaults::seconds(defaults::session().ws_ping_interval);
+  /// close when the pong is this late
+  std::size_t ws_pong_timeout = defaults::seconds(defaults::session().ws_pong_timeout);
+  /// close when a write stalls this long
+  std::size_t write_timeout = defaults::seconds(defaults::session().write_timeout);
+  /// time to receive a whole HTTP request
+  std::size_t request_timeout = defaults::seconds(defaults::session().request_timeout);
+  /// time to receive a whole WebSocket message (all fragments)
+  std::size_t ws_message_timeout = defaults::seconds(defaults::session().ws_message_timeout);
 
   // -- history ---------------------------------------------------------------
-  std::size_t history_size = 256;      ///< publications kept per channel
-  std::size_t history_ttl = 300;       ///< seconds a publication stays recoverable
-  std::size_t idempotency_window = 300; ///< seconds a publish's idempotency key is remembered
+  // Defaults: actors::history_options (actors/channel_actor.hpp).
+  /// publications kept per channel
+  std::size_t history_size = defaults::history().size;
+  /// seconds a publication stays recoverable
+  std::size_t history_ttl = defaults::seconds(defaults::history().ttl);
+  /// seconds a publish's idempotency key is remembered
+  std::size_t idempotency_window = defaults::seconds(defaults::history().idempotency_window);
 
   // -- limits (bytes / counts) -----------------------------------------------
-  std::size_t client_max_buffer = 1024 * 1024; ///< outbound high-water mark per connection
-  std::size_t max_publish_bytes = 64 * 1024;   ///< POST /v1/publish body
-  std::size_t max_ws_message_bytes = 64 * 1024; ///< one client WebSocket message
-  std::size_t max_header_bytes = 8 * 1024;     ///< HTTP request line + headers
-  std::size_t max_channels_per_client = 64;    ///< subscriptions per connection
-  std::size_t max_channels_per_publish = 64;   ///< channels per publish request
+  // Defaults: net::session_options.
+  /// outbound high-water mark per connection
+  std::size_t client_max_buffer = defaults::session().client_max_buffer_bytes;
+  /// POST /v1/publish body
+  std::size_t max_publish_bytes = defaults::session().max_publish_bytes;
+  /// one client WebSocket message
+  std::size_t max_ws_message_bytes = defaults::session().max_ws_message_bytes;
+  /// HTTP request line + headers
+  std::size_t max_header_bytes = defaults::session().max_header_bytes;
+  /// subscriptions per connection
+  std::size_t max_channels_per_client = defaults::session().max_channels_per_client;
+  /// channels per publish request
+  std::size_t max_channels_per_publish = defaults::session().max_channels_per_publish;
 
   // -- abuse limits (docs/protocol.md "Limits"); over one, only the offender is affected
-  std::size_t max_header_count = 100;  ///< header fields per HTTP request head; 431 above
-  std::size_t header_timeout = 5;      ///< seconds to finish a request head (slow headers); 408
-  std::size_t ws_commands_per_second = 20; ///< WS commands per second per connection; 0: no limit
-  std::size_t ws_commands_burst = 100; ///< WS commands at once; this many refused in a row: close 1008
-  std::size_t max_connections_per_ip = 1024; ///< open connections per client address; 0: unlimited; 429
-  std::size_t max_subscribe_attempts = 1024; ///< WS subscribes per connection (accepted or refused); 0: unlimited
+  // Defaults: net::session_options.
+  /// header fields per HTTP request head; 431 above
+  std::size_t max_header_count = defaults::session().max_header_count;
+  /// seconds to finish a request head (slow headers); 408
+  std::size_t header_timeout = defaults::seconds(defaults::session().header_timeout);
+  /// WS commands per second per connection; 0: no limit
+  std::size_t ws_commands_per_second =
+    static_cast<std::size_t>(defaults::session().ws_commands_per_second);
+  /// WS commands at once; this many refused in a row: close 1008
+  std::size_t ws_commands_burst = defaults::session().ws_commands_burst;
+  /// open connections per client address; 0: unlimited; 429
+  std::size_t max_connections_per_ip = defaults::session().max_connections_per_ip;
+  /// WS subscribes per connection (accepted or refused); 0: unlimited
+  std::size_t max_subscribe_attempts = defaults::session().max_subscribe_attempts;
 
   // -- cluster mode (Redis) --------------------------------------------------
   /// redis://[:password@]host:port[/db], or redis+cluster://h1:p1,h2:p2 for a
   /// Redis Cluster (its seed nodes); empty: in-process; env REDIS_URL
   std::string redis_url;
-  std::string redis_prefix = "herald:"; ///< namespace of every Redis key and channel
-  std::size_t redis_pool_size = 2;     ///< command connections (publish, sync)
-  std::size_t redis_command_timeout_ms = 2000; ///< a reply later than this drops the connection
+  // Defaults: net::redis::client::options.
+  std::string redis_prefix = defaults::redis_prefix(); ///< namespace of every Redis key and channel
+  /// command connections (publish, sync)
+  std::size_t redis_pool_size = defaults::redis_pool_size();
+  /// a reply later than this drops the connection
+  std::size_t redis_command_timeout_ms = defaults::redis_command_timeout_ms();
   /// Replicas that must confirm a publication (Redis WAIT) before it is
   /// acknowledged, so it survives a master failover; 0: none (docs/cluster.md).
-  std::size_t redis_wait_replicas = 0;
+  std::size_t redis_wait_replicas = defaults::redis_wait_replicas();
 
   // -- authentication and permissions (docs/auth.md) -------------------------
   // Secure by default: without a JWT key or an API key the server refuses to
   // start, unless --insecure turns the missing checks off.
-  std::string jwt_algorithm = "HS256";  ///< HS256, RS256 or ES256; never taken from a token
+  // Defaults of jwt-algorithm, jwt-leeway: net::auth::jwt_config; of
+  // ws-auth-timeout, token-refresh-grace: net::auth::policy.
+  /// HS256, RS256 or ES256; never taken from a token
+  std::string jwt_algorithm{net::auth::to_string(defaults::jwt().algorithm)};
   std::string jwt_secret_file;          ///< HS256 secret file (or env HERALD_JWT_SECRET)
   std::string jwt_public_key;           ///< RS256/ES256: PEM public key file
-  std::size_t jwt_leeway = 5;           ///< seconds of clock skew allowed for exp, nbf, iat
+  /// seconds of clock skew allowed for exp, nbf, iat
+  std::size_t jwt_leeway = defaults::seconds(defaults::jwt().leeway);
   std::string jwt_issuer;               ///< required `iss`; empty: not checked
   std::string jwt_audience;             ///< required in `aud`; empty: not checked
   std::string api_key_file;             ///< publish API key file (or env HERALD_API_KEY)
   bool anonymous_streams = false;       ///< clients without a token may read stream: channels
   std::string allowed_origins;          ///< comma list of browser origins ("*": any) for WS and SSE CORS
-  std::size_t ws_auth_timeout = 5;      ///< seconds a WS without a token has to send {"op":"connect"}
-  std::size_t token_refresh_grace = 25; ///< seconds before expiry a WS is asked to refresh
+  /// seconds a WS without a token has to send {"op":"connect"}
+  std::size_t ws_auth_timeout = defaults::seconds(defaults::auth().ws_auth_timeout);
+  /// seconds before expiry a WS is asked to refresh
+  std::size_t token_refresh_grace = defaults::seconds(defaults::auth().refresh_grace);
   bool insecure = false;                ///< development only: missing JWT key / API key turn checks off
   /// Built by load_auth() (app/auth_setup.hpp) from the options above.
   std::shared_ptr<const net::auth::policy> auth;

@@ -15,7 +15,8 @@
 //      directory if present): our options under `[global]`, CAF's under
 //      `[scheduler]` etc.; strings quoted (`host="127.0.0.1"`), atoms in
 //      single quotes (`policy='sharing'`);
-//   4. the defaults in app/config.hpp.
+//   4. the defaults: the initial values of config's members (app/config.hpp;
+//      where they come from: the comment at the option table, app/config.cpp).
 //
 // CAF's own logger/middleman/stream/openssl/opencl options are not Herald
 // options (Debian's CAF compiles its logger out; Herald uses no middleman) and

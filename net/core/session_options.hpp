@@ -1,5 +1,7 @@
 // Limits and timings every session needs. Filled from app/config.hpp, which
-// documents each option; the defaults here are the documented defaults.
+// documents each option. The defaults here are the only statement of those
+// options' defaults: app/config.hpp takes them from a value-initialized
+// session_options (a test in tests/app/options.cpp checks the mapping).
 #pragma once
 
 #include <chrono>
