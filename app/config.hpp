@@ -28,7 +28,7 @@ namespace herald::app {
 /// layer's struct takes its default from that struct, value-initialized, so
 /// the number is written in one place only.
 namespace defaults {
-/// --sse-heartbeat ... --max-subscribe-attempts (net/session_options.hpp).
+/// --sse-heartbeat ... --max-subscribe-attempts (net/core/session_options.hpp).
 const net::session_options& session() noexcept;
 /// --history-size, --history-ttl, --idempotency-window.
 const actors::history_options& history() noexcept;
@@ -58,7 +58,7 @@ struct config : caf::actor_system_config {
   std::size_t io_threads = 1;
 
   // -- heartbeats and timeouts (seconds) -------------------------------------
-  // Defaults: net::session_options (net/session_options.hpp).
+  // Defaults: net::session_options (net/core/session_options.hpp).
   /// SSE comment after this much silence
   std::size_t sse_heartbeat = defaults::seconds(defaults::session().sse_heartbeat);
   /// server ping period

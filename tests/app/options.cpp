@@ -9,7 +9,7 @@
 #include "net/redis/client.hpp"
 #include "net/redis/cluster_client.hpp"
 #include "net/redis/script_reply.hpp"
-#include "net/session_options.hpp"
+#include "net/core/session_options.hpp"
 
 #include <catch2/catch.hpp>
 #include <caf/config_option_adder.hpp>
