@@ -27,6 +27,7 @@
 #pragma once
 
 #include "actors/messages.hpp"
+#include "net/wire/history_bounds.hpp"
 
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
@@ -44,10 +45,10 @@ namespace herald::actors {
 
 /// Per-channel history bounds.
 struct history_options {
-  std::size_t size = 256;                       ///< publications kept (>= 1)
-  caf::timespan ttl = std::chrono::seconds(300); ///< age after which they expire
+  std::size_t size = net::history_bounds::size;       ///< publications kept (>= 1)
+  caf::timespan ttl = net::history_bounds::ttl; ///< age after which they expire
   /// How long a publisher's idempotency key is remembered (--idempotency-window).
-  caf::timespan idempotency_window = std::chrono::seconds(300);
+  caf::timespan idempotency_window = net::history_bounds::idempotency_window;
 };
 
 /// The recovery decision for one subscribe.

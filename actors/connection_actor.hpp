@@ -21,6 +21,7 @@
 
 #include "actors/messages.hpp"
 #include "net/auth/policy.hpp"
+#include "net/core/session_options.hpp"
 #include "net/frame_sink.hpp"
 #include "net/wire/sse/cursor.hpp"
 #include "net/wire/ws/dialect.hpp"
@@ -43,7 +44,7 @@ enum class transport : std::uint8_t { sse, ws };
 
 struct connection_options {
   transport kind = transport::ws;
-  std::size_t max_channels = 64; ///< --max-channels-per-client
+  std::size_t max_channels = net::session_options{}.max_channels_per_client; ///< --max-channels-per-client
   /// Authentication policy (null: no checks at all, as in actor tests).
   std::shared_ptr<const net::auth::policy> auth;
   /// Who the client is when the connection opens (SSE: checked already;
@@ -57,7 +58,7 @@ struct connection_options {
   net::ws::dialect dialect = net::ws::dialect::herald;
   /// Centrifugo: the server's ping period announced in the connect reply
   /// (--ws-ping-interval; the session sends a `{}` at least this often).
-  std::chrono::milliseconds ping_interval{25'000};
+  std::chrono::milliseconds ping_interval = net::session_options{}.ws_ping_interval;
   /// Centrifugo: the `version` of connect and refresh replies.
   std::string server_version = "herald";
 };

@@ -7,12 +7,19 @@
 // only hand the data on (the gateway sends itself a message).
 #pragma once
 
+#include <chrono>
+#include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <string>
 #include <vector>
 
 namespace herald::net::redis {
+
+/// Defaults both backends (client, cluster_client) start from:
+/// --redis-command-timeout-ms and --redis-wait-replicas.
+inline constexpr std::chrono::milliseconds default_command_timeout{2000};
+inline constexpr std::size_t default_wait_replicas = 0;
 
 class backend {
 public:

@@ -28,17 +28,17 @@ class client : public backend, public std::enable_shared_from_this<client> {
 public:
   struct options {
     url target;                       ///< parsed --redis-url
-    std::string prefix = "herald:";   ///< --redis-prefix
+    std::string prefix = script_settings{}.prefix; ///< --redis-prefix
     std::size_t pool_size = 2;        ///< command connections
-    std::chrono::milliseconds command_timeout{2000};
-    std::size_t history_size = 256;   ///< stream length (MAXLEN) per channel
-    std::chrono::seconds history_ttl{300}; ///< key expiry after the last publication
-    std::chrono::seconds idempotency_window{300}; ///< idempotency keys' expiry
+    std::chrono::milliseconds command_timeout = default_command_timeout;
+    std::size_t history_size = history_bounds::size; ///< stream length (MAXLEN) per channel
+    std::chrono::seconds history_ttl = history_bounds::ttl; ///< key expiry after the last publication
+    std::chrono::seconds idempotency_window = history_bounds::idempotency_window; ///< keys' expiry
     std::function<std::string()> make_epoch; ///< epochs for channels that have none
     /// --redis-wait-replicas: a publication is acknowledged only once this
     /// many replicas confirmed it (Redis WAIT, bounded by half the command
     /// timeout); 0: as soon as the master stored it.
-    std::size_t wait_replicas = 0;
+    std::size_t wait_replicas = default_wait_replicas;
   };
 
   /// Makes a client on a new strand of `ioc`. Call start() to connect.

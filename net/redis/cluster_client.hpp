@@ -82,7 +82,7 @@ public:
     script_settings scripts;        ///< prefix, history size and ttl, idempotency window
     /// A reply later than this drops the connection; also the longest a
     /// command waits for its master to be connected.
-    std::chrono::milliseconds command_timeout{2000};
+    std::chrono::milliseconds command_timeout = default_command_timeout;
     /// The slot map is read again this often (and at once after MOVED or a
     /// lost master connection).
     std::chrono::milliseconds refresh_interval{2000};
@@ -92,7 +92,7 @@ public:
     /// --redis-wait-replicas: a publication is acknowledged only once this
     /// many replicas of its master confirmed it (Redis WAIT on the master's
     /// connection, bounded by half the command timeout); 0: at once.
-    std::size_t wait_replicas = 0;
+    std::size_t wait_replicas = default_wait_replicas;
   };
 
   /// One master as the client sees it (metrics, tests).

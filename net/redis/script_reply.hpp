@@ -6,6 +6,7 @@
 #include "net/redis/backend.hpp"
 #include "net/redis/connection.hpp"
 #include "net/redis/reply.hpp"
+#include "net/wire/history_bounds.hpp"
 
 #include <chrono>
 #include <string>
@@ -16,9 +17,9 @@ namespace herald::net::redis {
 /// The settings every publish and sync script call carries.
 struct script_settings {
   std::string prefix = "herald:";                ///< --redis-prefix
-  std::size_t history_size = 256;               ///< stream MAXLEN per channel
-  std::chrono::seconds history_ttl{300};        ///< key expiry after the last publication
-  std::chrono::seconds idempotency_window{300}; ///< idempotency keys' expiry
+  std::size_t history_size = history_bounds::size; ///< stream MAXLEN per channel
+  std::chrono::seconds history_ttl = history_bounds::ttl; ///< key expiry after the last publication
+  std::chrono::seconds idempotency_window = history_bounds::idempotency_window; ///< keys' expiry
   /// Publish with SPUBLISH (Redis 7 sharded pub/sub; ARGV[9] of the publish
   /// script) instead of PUBLISH. The Redis Cluster client sets it; the
   /// standalone client leaves it false (classic PUBLISH, as before).
