@@ -36,7 +36,7 @@ void close_bad_request(connection_pointer self, std::string reason) {
 std::string new_client_id() {
   thread_local std::mt19937_64 gen{std::random_device{}()};
   std::array<std::uint64_t, 2> bits{gen(), gen()};
-  bits[0] = (bits[0] & ~0xf000ULL) | 0x4000ULL;                 // version 4
+  bits[0] = (bits[0] & ~0xf000ULL) | 0x4000ULL;                        // version 4
   bits[1] = (bits[1] & 0x3fffffffffffffffULL) | 0x8000000000000000ULL; // variant
   static constexpr char hex[] = "0123456789abcdef";
   std::string out;
@@ -67,8 +67,10 @@ bool verify(connection_pointer self, const cf::command& cmd, net::auth::principa
     reply_error(st, cmd.id, cf::error_code::token_expired);
     return false;
   }
-  close_client(self, {net::close_reason::auth, info(errc::unauthorized).close_code,
-                      std::string{net::auth::to_string(err)}, {}});
+  close_client(self, {net::close_reason::auth,
+                      info(errc::unauthorized).close_code,
+                      std::string{net::auth::to_string(err)},
+                      {}});
   return false;
 }
 
@@ -85,8 +87,9 @@ void on_connect(connection_pointer self, const cf::command& cmd) {
         return;
       auth_adopt(self, std::move(next));
     } else if (!st.who.authenticated && !st.options.auth->anonymous_streams) {
-      close_client(self, {net::close_reason::auth, info(errc::unauthorized).close_code,
-                          "a token is required", {}});
+      close_client(
+        self,
+        {net::close_reason::auth, info(errc::unauthorized).close_code, "a token is required", {}});
       return;
     }
     // No token: the upgrade's Authorization header, or an anonymous reader
@@ -108,20 +111,23 @@ void on_refresh(connection_pointer self, const cf::command& cmd) {
   if (!verify(self, cmd, next))
     return;
   if (st.who.authenticated && next.sub != st.who.sub) {
-    close_client(self, {net::close_reason::auth, info(errc::forbidden).close_code,
-                        "the refresh token has another sub", {}});
+    close_client(self, {net::close_reason::auth,
+                        info(errc::forbidden).close_code,
+                        "the refresh token has another sub",
+                        {}});
     return;
   }
   auth_adopt(self, std::move(next));
-  send(st, cf::encode_refresh(cmd.id, st.client_id, st.options.server_version,
-                              auth_refresh_ttl(st)));
+  send(st,
+       cf::encode_refresh(cmd.id, st.client_id, st.options.server_version, auth_refresh_ttl(st)));
 }
 
 void on_subscribe(connection_pointer self, const cf::command& cmd) {
   auto& st = self->state;
   if (auto ec = net::validate_channel(cmd.channel)) {
     reply_error(st, cmd.id, cf::error_code::unknown_channel,
-                std::string{"unknown channel: "} + std::string{info(errc::invalid_channel).message});
+                std::string{"unknown channel: "} +
+                  std::string{info(errc::invalid_channel).message});
     return;
   }
   if (st.options.auth && !net::auth::may_read(*st.options.auth, st.who, cmd.channel)) {
@@ -183,35 +189,37 @@ void centrifugo_on_text(connection_pointer self, const std::string& text) {
       return;
     }
     // --max-subscribe-attempts, as on /v1/ws.
-    if (cmd.kind == cf::method::subscribe && st.options.max_subscribe_attempts > 0
-        && ++st.subscribe_attempts > st.options.max_subscribe_attempts) {
+    if (cmd.kind == cf::method::subscribe && st.options.max_subscribe_attempts > 0 &&
+        ++st.subscribe_attempts > st.options.max_subscribe_attempts) {
       reply_error(st, cmd.id, cf::error_code::limit_exceeded, "too many subscribe attempts");
-      close_client(self, {net::close_reason::policy, info(errc::too_many_subscribes).close_code,
-                          "too many subscribe attempts", {}});
+      close_client(self, {net::close_reason::policy,
+                          info(errc::too_many_subscribes).close_code,
+                          "too many subscribe attempts",
+                          {}});
       return;
     }
     switch (cmd.kind) {
-      case cf::method::pong:
-        break;
-      case cf::method::ping:
-        send(st, cf::encode_ping(cmd.id));
-        break;
-      case cf::method::connect:
-        on_connect(self, cmd);
-        break;
-      case cf::method::refresh:
-        on_refresh(self, cmd);
-        break;
-      case cf::method::subscribe:
-        on_subscribe(self, cmd);
-        break;
-      case cf::method::unsubscribe:
-        on_unsubscribe(self, cmd);
-        break;
-      case cf::method::unsupported:
-        reply_error(st, cmd.id, cf::error_code::method_not_found,
-                    "Herald does not offer \"" + cmd.unsupported + "\" (docs/centrifugo.md)");
-        break;
+    case cf::method::pong:
+      break;
+    case cf::method::ping:
+      send(st, cf::encode_ping(cmd.id));
+      break;
+    case cf::method::connect:
+      on_connect(self, cmd);
+      break;
+    case cf::method::refresh:
+      on_refresh(self, cmd);
+      break;
+    case cf::method::subscribe:
+      on_subscribe(self, cmd);
+      break;
+    case cf::method::unsubscribe:
+      on_unsubscribe(self, cmd);
+      break;
+    case cf::method::unsupported:
+      reply_error(st, cmd.id, cf::error_code::method_not_found,
+                  "Herald does not offer \"" + cmd.unsupported + "\" (docs/centrifugo.md)");
+      break;
     }
   }
 }

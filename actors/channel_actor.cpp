@@ -101,8 +101,8 @@ void schedule_prune(channel_pointer self) {
   if (!st.key_order.empty())
     consider(st.key_order.front().first + st.limits.idempotency_window);
   auto now = self->clock().now();
-  if (!st.gateway && st.subscribers.empty() && st.vacated != caf::actor_clock::time_point{}
-      && st.vacated + st.limits.ttl > now)
+  if (!st.gateway && st.subscribers.empty() && st.vacated != caf::actor_clock::time_point{} &&
+      st.vacated + st.limits.ttl > now)
     consider(st.vacated + st.limits.ttl);
   if (!next)
     return;
@@ -206,8 +206,8 @@ void request_sync(channel_pointer self) {
   // Our position goes along: Redis moves the channel to a new epoch if its
   // head went back behind what we delivered (net/redis/sync.lua).
   if (!st.stale_epoch.empty())
-    self->send(st.gateway, sync_atom_v, st.name, st.sync_after, st.stale_epoch,
-               st.stale_delivered, caf::actor_cast<caf::actor>(self));
+    self->send(st.gateway, sync_atom_v, st.name, st.sync_after, st.stale_epoch, st.stale_delivered,
+               caf::actor_cast<caf::actor>(self));
   else
     self->send(st.gateway, sync_atom_v, st.name, st.sync_after, st.epoch, st.offset,
                caf::actor_cast<caf::actor>(self));
@@ -338,9 +338,8 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
   st.gateway = std::move(gateway);
   if (st.gateway)
     st.epoch.clear(); // Redis holds the epoch
-  self->set_down_handler([self](caf::down_msg& dm) {
-    remove_subscriber(self, caf::actor_cast<caf::actor>(dm.source));
-  });
+  self->set_down_handler(
+    [self](caf::down_msg& dm) { remove_subscriber(self, caf::actor_cast<caf::actor>(dm.source)); });
   return {
     [self](subscribe_atom, const subscribe_request& req) {
       auto& st = self->state;

@@ -45,7 +45,7 @@ namespace herald::actors {
 
 /// Per-channel history bounds.
 struct history_options {
-  std::size_t size = net::history_bounds::size;       ///< publications kept (>= 1)
+  std::size_t size = net::history_bounds::size; ///< publications kept (>= 1)
   caf::timespan ttl = net::history_bounds::ttl; ///< age after which they expire
   /// How long a publisher's idempotency key is remembered (--idempotency-window).
   caf::timespan idempotency_window = net::history_bounds::idempotency_window;
@@ -79,13 +79,13 @@ struct channel_state {
   bool prune_scheduled = false;
 
   // -- cluster mode ---------------------------------------------------------
-  caf::actor gateway;                       ///< null in in-process mode
-  bool watching = false;                    ///< asked the gateway to watch
-  bool synced = false;                      ///< mirror matches Redis (up to live traffic)
-  bool syncing = false;                     ///< a sync is on its way
-  bool sync_again = false;                  ///< another sync was asked for meanwhile
-  std::uint64_t sync_after = 0;             ///< the offset the sync on its way reads after
-  std::vector<subscribe_request> waiting;   ///< subscribers waiting for the first sync
+  caf::actor gateway;                            ///< null in in-process mode
+  bool watching = false;                         ///< asked the gateway to watch
+  bool synced = false;                           ///< mirror matches Redis (up to live traffic)
+  bool syncing = false;                          ///< a sync is on its way
+  bool sync_again = false;                       ///< another sync was asked for meanwhile
+  std::uint64_t sync_after = 0;                  ///< the offset the sync on its way reads after
+  std::vector<subscribe_request> waiting;        ///< subscribers waiting for the first sync
   std::map<std::uint64_t, publication_ptr> held; ///< live publications held during a sync
   /// Epochs this channel left, with the highest offset it delivered in each
   /// (newest last, at most max_retired_epochs). Redis naming one again means
@@ -126,10 +126,9 @@ struct channel_state {
   /// No subscribers, nothing left to recover, and no recent subscriber's
   /// cursor that could name this epoch at offset 0 (in-process mode).
   bool idle(caf::actor_clock::time_point now) const noexcept {
-    return subscribers.empty() && waiting.empty() && history.empty() && keys.empty()
-           && (gateway || vacated == caf::actor_clock::time_point{} || now - vacated >= limits.ttl);
+    return subscribers.empty() && waiting.empty() && history.empty() && keys.empty() &&
+           (gateway || vacated == caf::actor_clock::time_point{} || now - vacated >= limits.ttl);
   }
-
 };
 
 using channel_pointer = caf::stateful_actor<channel_state>*;
@@ -139,7 +138,6 @@ using channel_pointer = caf::stateful_actor<channel_state>*;
 ///        chars); ignored in cluster mode, where Redis holds the epoch.
 /// @param gateway the Redis gateway in cluster mode, null otherwise.
 caf::behavior channel_actor(channel_pointer self, std::string name, std::string epoch,
-                            history_options limits, caf::actor registry,
-                            caf::actor gateway);
+                            history_options limits, caf::actor registry, caf::actor gateway);
 
 } // namespace herald::actors

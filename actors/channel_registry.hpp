@@ -44,7 +44,6 @@ std::string random_epoch();
 ///        deterministic one; the server passes random_epoch).
 /// @param gateway the Redis gateway in cluster mode, null otherwise.
 caf::behavior channel_registry(registry_pointer self, history_options history,
-                               std::function<std::string()> make_epoch,
-                               caf::actor gateway);
+                               std::function<std::string()> make_epoch, caf::actor gateway);
 
 } // namespace herald::actors

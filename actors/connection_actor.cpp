@@ -19,7 +19,6 @@ void send_ws(connection_state& st, std::string text) {
   st.sink->deliver({}, net::make_frame(std::move(text)));
 }
 
-
 void on_subscribed(connection_pointer self, const std::string& channel, std::uint64_t request,
                    const caf::actor& channel_actor) {
   auto& st = self->state;
@@ -48,15 +47,17 @@ void on_text(connection_pointer self, const std::string& text) {
   bool parsed = ws::parse_command(text, cmd, err);
   // --max-subscribe-attempts: refused subscribes count too, so that a client
   // cannot probe channel names forever on one connection.
-  if ((parsed ? cmd.kind == ws::op::subscribe : err.subscribe)
-      && st.options.max_subscribe_attempts > 0
-      && ++st.subscribe_attempts > st.options.max_subscribe_attempts) {
-    auto limit = "more than " + std::to_string(st.options.max_subscribe_attempts)
-                 + " subscribe attempts on one connection";
+  if ((parsed ? cmd.kind == ws::op::subscribe : err.subscribe) &&
+      st.options.max_subscribe_attempts > 0 &&
+      ++st.subscribe_attempts > st.options.max_subscribe_attempts) {
+    auto limit = "more than " + std::to_string(st.options.max_subscribe_attempts) +
+                 " subscribe attempts on one connection";
     send_ws(st, ws::encode_error(parsed ? cmd.id : err.id, errc::too_many_subscribes, limit,
                                  parsed ? cmd.channel : err.channel));
-    close_client(self, {net::close_reason::policy, info(errc::too_many_subscribes).close_code,
-                        "too many subscribe attempts", {}});
+    close_client(self, {net::close_reason::policy,
+                        info(errc::too_many_subscribes).close_code,
+                        "too many subscribe attempts",
+                        {}});
     return;
   }
   if (!parsed) {
@@ -64,45 +65,45 @@ void on_text(connection_pointer self, const std::string& text) {
     return;
   }
   switch (cmd.kind) {
-    case ws::op::ping:
-      send_ws(st, ws::encode_pong(cmd.id));
+  case ws::op::ping:
+    send_ws(st, ws::encode_pong(cmd.id));
+    return;
+  case ws::op::connect:
+  case ws::op::refresh:
+    auth_command(self, cmd);
+    return;
+  case ws::op::subscribe: {
+    if (!auth_may_subscribe(self, cmd))
       return;
-    case ws::op::connect:
-    case ws::op::refresh:
-      auth_command(self, cmd);
-      return;
-    case ws::op::subscribe: {
-      if (!auth_may_subscribe(self, cmd))
-        return;
-      if (st.subs.count(cmd.channel) > 0) {
-        send_ws(st, ws::encode_error(cmd.id, errc::already_subscribed, {}, cmd.channel));
-        return;
-      }
-      if (st.subs.size() >= st.options.max_channels) {
-        send_ws(st, ws::encode_error(cmd.id, errc::too_many_channels,
-                                     "at most " + std::to_string(st.options.max_channels)
-                                       + " channels per connection",
-                                     cmd.channel));
-        return;
-      }
-      st.sink->expect(cmd.channel, st.next_request, cmd.id, cmd.since, false);
-      send_subscribe(self, cmd.channel, cmd.since);
+    if (st.subs.count(cmd.channel) > 0) {
+      send_ws(st, ws::encode_error(cmd.id, errc::already_subscribed, {}, cmd.channel));
       return;
     }
-    case ws::op::unsubscribe: {
-      auto it = st.subs.find(cmd.channel);
-      if (it == st.subs.end()) {
-        send_ws(st, ws::encode_error(cmd.id, errc::not_subscribed, {}, cmd.channel));
-        return;
-      }
-      if (it->second.active)
-        self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
-      // else: the subscribe is still on its way; on_subscribed leaves the
-      // channel, and the session answers the subscribe `cancelled`.
-      st.subs.erase(it);
-      st.sink->forget(cmd.channel, cmd.id);
+    if (st.subs.size() >= st.options.max_channels) {
+      send_ws(st, ws::encode_error(cmd.id, errc::too_many_channels,
+                                   "at most " + std::to_string(st.options.max_channels) +
+                                     " channels per connection",
+                                   cmd.channel));
       return;
     }
+    st.sink->expect(cmd.channel, st.next_request, cmd.id, cmd.since, false);
+    send_subscribe(self, cmd.channel, cmd.since);
+    return;
+  }
+  case ws::op::unsubscribe: {
+    auto it = st.subs.find(cmd.channel);
+    if (it == st.subs.end()) {
+      send_ws(st, ws::encode_error(cmd.id, errc::not_subscribed, {}, cmd.channel));
+      return;
+    }
+    if (it->second.active)
+      self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
+    // else: the subscribe is still on its way; on_subscribed leaves the
+    // channel, and the session answers the subscribe `cancelled`.
+    st.subs.erase(it);
+    st.sink->forget(cmd.channel, cmd.id);
+    return;
+  }
   }
 }
 
@@ -159,7 +160,9 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
   }
   return {
     [self](subscribed_atom, const std::string& channel, std::uint64_t request,
-           const caf::actor& channel_actor) { on_subscribed(self, channel, request, channel_actor); },
+           const caf::actor& channel_actor) {
+      on_subscribed(self, channel, request, channel_actor);
+    },
     [self](text_atom, const std::string& text) { on_text(self, text); },
     [self](watermark_atom, bool above, std::size_t) {
       if (!above)
@@ -167,11 +170,15 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
       auto& st = self->state;
       const auto code = info(errc::slow_client).close_code;
       if (st.options.kind == transport::sse)
-        close_client(self, {net::close_reason::slow_client, code, {},
+        close_client(self, {net::close_reason::slow_client,
+                            code,
+                            {},
                             net::make_frame(net::sse::encode_gap({}, "slow_client"))});
       else
-        close_client(self, {net::close_reason::slow_client, code,
-                            "slow client: outbound buffer over its limit", {}});
+        close_client(self, {net::close_reason::slow_client,
+                            code,
+                            "slow client: outbound buffer over its limit",
+                            {}});
     },
     [self](closed_atom, std::uint8_t) { self->quit(); },
     [self](auth_wait_atom) { auth_on_wait_over(self); },

@@ -44,7 +44,8 @@ enum class transport : std::uint8_t { sse, ws };
 
 struct connection_options {
   transport kind = transport::ws;
-  std::size_t max_channels = net::session_options{}.max_channels_per_client; ///< --max-channels-per-client
+  std::size_t max_channels =
+    net::session_options{}.max_channels_per_client; ///< --max-channels-per-client
   /// Authentication policy (null: no checks at all, as in actor tests).
   std::shared_ptr<const net::auth::policy> auth;
   /// Who the client is when the connection opens (SSE: checked already;
@@ -65,9 +66,9 @@ struct connection_options {
 
 /// One (connection, channel) pair, as the control plane sees it.
 struct subscription {
-  caf::actor channel;             ///< null until the channel answered
-  bool active = false;            ///< the channel answered this subscribe
-  std::uint64_t request = 0;      ///< number of the subscribe on its way
+  caf::actor channel;        ///< null until the channel answered
+  bool active = false;       ///< the channel answered this subscribe
+  std::uint64_t request = 0; ///< number of the subscribe on its way
 };
 
 struct connection_state {
@@ -76,12 +77,12 @@ struct connection_state {
   connection_options options;
   std::unordered_map<std::string, subscription> subs;
   bool closing = false;
-  std::uint64_t next_request = 1;  ///< numbers subscribe requests
-  net::auth::principal who;        ///< current identity (connect/refresh replace it)
-  std::uint64_t auth_generation = 0; ///< expiry timers of older tokens are ignored
+  std::uint64_t next_request = 1;     ///< numbers subscribe requests
+  net::auth::principal who;           ///< current identity (connect/refresh replace it)
+  std::uint64_t auth_generation = 0;  ///< expiry timers of older tokens are ignored
   std::size_t subscribe_attempts = 0; ///< WS subscribe commands received
-  bool connected = false;          ///< Centrifugo: the connect command was answered
-  std::string client_id;           ///< Centrifugo: `client` of the connect reply
+  bool connected = false;             ///< Centrifugo: the connect command was answered
+  std::string client_id;              ///< Centrifugo: `client` of the connect reply
 };
 
 using connection_pointer = caf::stateful_actor<connection_state>*;

@@ -44,10 +44,10 @@ std::chrono::milliseconds time_left(const connection_state& st) {
   const auto& pol = *st.options.auth;
   // In ms, not the clock's ns: an exp centuries away does not fit in ns.
   using std::chrono::milliseconds;
-  auto deadline = std::chrono::duration_cast<milliseconds>(std::chrono::seconds(st.who.exp)
-                                                           + pol.verifier->config().leeway);
-  auto now = std::chrono::duration_cast<milliseconds>(
-    std::chrono::system_clock::now().time_since_epoch());
+  auto deadline = std::chrono::duration_cast<milliseconds>(std::chrono::seconds(st.who.exp) +
+                                                           pol.verifier->config().leeway);
+  auto now =
+    std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch());
   return deadline - now;
 }
 
@@ -62,8 +62,8 @@ void schedule_expiry(connection_pointer self) {
     return;
   auto until = std::clamp(time_left(st), std::chrono::milliseconds{0}, max_timer);
   if (st.options.kind == transport::ws) {
-    auto ask = std::clamp(time_left(st) - refresh_grace(st), std::chrono::milliseconds{0},
-                          max_timer);
+    auto ask =
+      std::clamp(time_left(st) - refresh_grace(st), std::chrono::milliseconds{0}, max_timer);
     self->delayed_send(self, ask, expiring_atom_v, gen);
   }
   self->delayed_send(self, until, expire_atom_v, gen);
@@ -82,8 +82,8 @@ void auth_start(connection_pointer self) {
   st.who = st.options.who;
   if (!checking(st))
     return;
-  if (st.options.kind == transport::ws && !st.who.authenticated
-      && !st.options.auth->anonymous_streams)
+  if (st.options.kind == transport::ws && !st.who.authenticated &&
+      !st.options.auth->anonymous_streams)
     self->delayed_send(self, st.options.auth->ws_auth_timeout, auth_wait_atom_v);
   if (st.who.authenticated)
     schedule_expiry(self);
@@ -115,11 +115,11 @@ void auth_adopt(connection_pointer self, net::auth::principal next) {
     st.sink->forget(it->first, std::nullopt);
     constexpr std::string_view why = "the new token does not allow this channel: unsubscribed";
     if (st.options.dialect == net::ws::dialect::centrifugo)
-      st.sink->deliver({}, net::make_frame(net::centrifugo::encode_unsubscribe_push(
-                             it->first, 2000, why)));
+      st.sink->deliver(
+        {}, net::make_frame(net::centrifugo::encode_unsubscribe_push(it->first, 2000, why)));
     else
-      st.sink->deliver({}, net::make_frame(ws::encode_error(nullptr, errc::forbidden, why,
-                                                            it->first)));
+      st.sink->deliver({},
+                       net::make_frame(ws::encode_error(nullptr, errc::forbidden, why, it->first)));
     it = st.subs.erase(it);
   }
   schedule_expiry(self);
@@ -143,29 +143,32 @@ void auth_command(connection_pointer self, const ws::command& cmd) {
   auto err = net::auth::authenticate(*st.options.auth, cmd.token, unix_now(), next);
   if (cmd.kind == ws::op::connect) {
     if (st.who.authenticated) {
-      st.sink->deliver({}, net::make_frame(ws::encode_error(
-                             cmd.id, errc::invalid_request, "already authenticated; send refresh")));
+      st.sink->deliver({},
+                       net::make_frame(ws::encode_error(cmd.id, errc::invalid_request,
+                                                        "already authenticated; send refresh")));
       return;
     }
     if (err != net::auth::token_error::none) {
-      close_with(self, {net::close_reason::auth, info(errc::unauthorized).close_code,
-                        std::string{net::auth::to_string(err)}, {}});
+      close_with(self, {net::close_reason::auth,
+                        info(errc::unauthorized).close_code,
+                        std::string{net::auth::to_string(err)},
+                        {}});
       return;
     }
   } else {
     if (!st.who.authenticated) {
-      st.sink->deliver({}, net::make_frame(ws::encode_error(cmd.id, errc::unauthorized,
-                                                            "send connect first")));
+      st.sink->deliver(
+        {}, net::make_frame(ws::encode_error(cmd.id, errc::unauthorized, "send connect first")));
       return;
     }
     if (err != net::auth::token_error::none) {
-      st.sink->deliver({}, net::make_frame(ws::encode_error(
-                             cmd.id, errc::unauthorized, net::auth::to_string(err))));
+      st.sink->deliver({}, net::make_frame(ws::encode_error(cmd.id, errc::unauthorized,
+                                                            net::auth::to_string(err))));
       return;
     }
     if (next.sub != st.who.sub) {
-      st.sink->deliver({}, net::make_frame(ws::encode_error(
-                             cmd.id, errc::forbidden, "the refresh token has another sub")));
+      st.sink->deliver({}, net::make_frame(ws::encode_error(cmd.id, errc::forbidden,
+                                                            "the refresh token has another sub")));
       return;
     }
   }
@@ -183,14 +186,14 @@ bool auth_may_subscribe(connection_pointer self, const ws::command& cmd) {
   if (!st.options.auth || net::auth::may_read(*st.options.auth, st.who, cmd.channel))
     return true;
   if (!st.who.authenticated)
-    st.sink->deliver({}, net::make_frame(ws::encode_error(
-                           cmd.id, errc::unauthorized,
-                           "a token is required: send {\"op\":\"connect\",\"token\":...}",
-                           cmd.channel)));
+    st.sink->deliver(
+      {}, net::make_frame(ws::encode_error(
+            cmd.id, errc::unauthorized,
+            "a token is required: send {\"op\":\"connect\",\"token\":...}", cmd.channel)));
   else
-    st.sink->deliver({}, net::make_frame(ws::encode_error(
-                           cmd.id, errc::forbidden, "the token does not allow this channel",
-                           cmd.channel)));
+    st.sink->deliver(
+      {}, net::make_frame(ws::encode_error(cmd.id, errc::forbidden,
+                                           "the token does not allow this channel", cmd.channel)));
   return false;
 }
 
@@ -198,8 +201,10 @@ void auth_on_wait_over(connection_pointer self) {
   auto& st = self->state;
   if (st.who.authenticated || st.closing)
     return;
-  close_with(self, {net::close_reason::auth, info(errc::unauthorized).close_code,
-                    "authentication timeout: send connect with a token first", {}});
+  close_with(self, {net::close_reason::auth,
+                    info(errc::unauthorized).close_code,
+                    "authentication timeout: send connect with a token first",
+                    {}});
 }
 
 void auth_on_expiring(connection_pointer self, std::uint64_t generation) {
@@ -222,12 +227,14 @@ void auth_on_expired(connection_pointer self, std::uint64_t generation) {
     return;
   }
   if (st.options.kind == transport::sse)
-    close_with(self, {net::close_reason::auth, info(errc::token_expired).close_code, {},
+    close_with(self, {net::close_reason::auth,
+                      info(errc::token_expired).close_code,
+                      {},
                       net::make_frame(std::string{"event: herald.token_expired\n"
                                                   "data: {\"reason\":\"token_expired\"}\n\n"})});
   else
-    close_with(self, {net::close_reason::auth, info(errc::token_expired).close_code,
-                      "token expired", {}});
+    close_with(
+      self, {net::close_reason::auth, info(errc::token_expired).close_code, "token expired", {}});
 }
 
 } // namespace herald::actors

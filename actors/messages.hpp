@@ -108,8 +108,8 @@ using subscribe_result = net::subscription_answer;
 /// on the channel's CAF worker: `ok` false when the channel cannot answer
 /// here (cluster mode without a local mirror of the channel).
 struct channel_query {
-  using done_fn =
-    std::function<void(bool ok, net::stream_position position, std::vector<publication_ptr> latest)>;
+  using done_fn = std::function<void(bool ok, net::stream_position position,
+                                     std::vector<publication_ptr> latest)>;
   std::string channel;
   std::size_t limit = 0;
   done_fn done;

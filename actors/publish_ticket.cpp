@@ -9,8 +9,7 @@ publish_ticket::publish_ticket(net::http::publish_request req, done_fn done)
     offsets(request.channels.size(), 0),
     epochs(request.channels.size()),
     remaining_(request.channels.size()),
-    done_(std::move(done)) {
-}
+    done_(std::move(done)) {}
 
 publish_ticket::~publish_ticket() {
   if (!answered_.load())

@@ -65,8 +65,8 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       for (std::size_t i = 0; i < req.channels.size(); ++i) {
         self->state.backend->publish(
           req.channels[i], req.event, req.data, req.idempotency_key,
-          [ticket, i, me = caf::actor_cast<caf::actor>(self)](
-            net::redis::backend::publish_result r) {
+          [ticket, i,
+           me = caf::actor_cast<caf::actor>(self)](net::redis::backend::publish_result r) {
             if (r.ok || r.refused)
               caf::anon_send(me, writable_atom_v, r.ok, r.error);
             if (r.ok && r.duplicate)
@@ -75,13 +75,13 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
               ticket->complete(i, r.offset, r.epoch);
             else if (r.unreplicated)
               ticket->fail(503, error_body(errc::unavailable,
-                                           "Redis stored the publication, but " + r.error
-                                             + ": it may be lost in a failover; retry with the "
-                                               "same Idempotency-Key, or it is stored twice"));
+                                           "Redis stored the publication, but " + r.error +
+                                             ": it may be lost in a failover; retry with the "
+                                             "same Idempotency-Key, or it is stored twice"));
             else
-              ticket->fail(503, error_body(errc::unavailable,
-                                           "Redis did not store the publication (" + r.error
-                                             + "); retry"));
+              ticket->fail(503,
+                           error_body(errc::unavailable, "Redis did not store the publication (" +
+                                                           r.error + "); retry"));
           });
       }
     },
@@ -91,22 +91,21 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       // and, when asked, its latest publications straight from Redis.
       // limit 0 reads no entry: the range starts after the highest offset.
       const std::uint64_t after = q->limit == 0 ? std::numeric_limits<std::uint64_t>::max() : 0;
-      self->state.backend->sync(
-        q->channel, after, std::string{}, 0,
-        [q, now = self->clock().now()](net::redis::backend::sync_result r) {
-          if (!r.ok) {
-            q->done(false, {}, {});
-            return;
-          }
-          const auto n = std::min(q->limit, r.envelopes.size());
-          std::vector<publication_ptr> latest;
-          latest.reserve(n);
-          for (auto it = r.envelopes.end() - static_cast<std::ptrdiff_t>(n);
-               it != r.envelopes.end(); ++it)
-            if (auto p = to_publication(*it, now))
-              latest.push_back(std::move(p));
-          q->done(true, {std::move(r.epoch), r.head}, std::move(latest));
-        });
+      self->state.backend->sync(q->channel, after, std::string{}, 0,
+                                [q, now = self->clock().now()](net::redis::backend::sync_result r) {
+                                  if (!r.ok) {
+                                    q->done(false, {}, {});
+                                    return;
+                                  }
+                                  const auto n = std::min(q->limit, r.envelopes.size());
+                                  std::vector<publication_ptr> latest;
+                                  latest.reserve(n);
+                                  for (auto it = r.envelopes.end() - static_cast<std::ptrdiff_t>(n);
+                                       it != r.envelopes.end(); ++it)
+                                    if (auto p = to_publication(*it, now))
+                                      latest.push_back(std::move(p));
+                                  q->done(true, {std::move(r.epoch), r.head}, std::move(latest));
+                                });
     },
     [self](watch_atom, const std::string& channel, const caf::actor& ch) {
       auto& st = self->state;
@@ -146,16 +145,16 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       auto now = self->clock().now();
       self->state.backend->sync(channel, after, epoch, delivered,
                                 [ch, now](net::redis::backend::sync_result r) {
-        sync_result res;
-        res.ok = r.ok;
-        res.error = std::move(r.error);
-        res.epoch = std::move(r.epoch);
-        res.head = r.head;
-        for (const auto& text : r.envelopes)
-          if (auto p = to_publication(text, now))
-            res.entries.push_back(std::move(p));
-        caf::anon_send(ch, synced_atom_v, std::move(res));
-      });
+                                  sync_result res;
+                                  res.ok = r.ok;
+                                  res.error = std::move(r.error);
+                                  res.epoch = std::move(r.epoch);
+                                  res.head = r.head;
+                                  for (const auto& text : r.envelopes)
+                                    if (auto p = to_publication(text, now))
+                                      res.entries.push_back(std::move(p));
+                                  caf::anon_send(ch, synced_atom_v, std::move(res));
+                                });
     },
     [self](writable_atom, bool ok, const std::string& error) {
       // Readiness tells whether this instance can store a publication: a

@@ -30,8 +30,8 @@ namespace herald::actors {
 
 /// Readiness shared between the gateway (writer) and /readyz (reader).
 struct cluster_status {
-  std::atomic<bool> ready{false};     ///< the Redis connections are up
-  std::atomic<bool> writable{true};   ///< the last write Redis answered succeeded
+  std::atomic<bool> ready{false};   ///< the Redis connections are up
+  std::atomic<bool> writable{true}; ///< the last write Redis answered succeeded
   std::atomic<std::uint64_t> reconnects{0};
   mutable std::mutex mtx;
   std::string reason = "connecting to Redis";

@@ -8,8 +8,8 @@ namespace herald::actors {
 
 session_bridge::session_bridge(caf::actor connection,
                                std::function<void(net::close_reason)> on_closed)
-  : connection_(std::move(connection)), on_closed_(std::move(on_closed)) {
-}
+  : connection_(std::move(connection)),
+    on_closed_(std::move(on_closed)) {}
 
 void session_bridge::on_text(std::string message) {
   caf::anon_send(connection_, text_atom_v, std::move(message));

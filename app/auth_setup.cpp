@@ -65,12 +65,12 @@ std::string load_auth(config& cfg) {
     // An HS256 secret next to a public key invites the key-confusion attack
     // (RFC 8725 section 2.1): refuse both, naming where the secret came from.
     if (!cfg.jwt_secret_file.empty())
-      return "--jwt-algorithm=" + cfg.jwt_algorithm
-             + " verifies with --jwt-public-key; remove --jwt-secret-file (an HS256 secret)";
+      return "--jwt-algorithm=" + cfg.jwt_algorithm +
+             " verifies with --jwt-public-key; remove --jwt-secret-file (an HS256 secret)";
     if (have_secret)
-      return "--jwt-algorithm=" + cfg.jwt_algorithm
-             + " verifies with --jwt-public-key; unset the environment variable "
-               "HERALD_JWT_SECRET (an HS256 secret)";
+      return "--jwt-algorithm=" + cfg.jwt_algorithm +
+             " verifies with --jwt-public-key; unset the environment variable "
+             "HERALD_JWT_SECRET (an HS256 secret)";
     if (!cfg.jwt_public_key.empty() && !read_file(cfg.jwt_public_key, jc.key))
       return "--jwt-public-key: cannot read " + cfg.jwt_public_key;
   }
@@ -84,8 +84,8 @@ std::string load_auth(config& cfg) {
     std::string error;
     pol->verifier = net::auth::jwt_verifier::create(std::move(jc), error);
     if (!pol->verifier)
-      return (*alg == net::auth::jwt_algorithm::hs256 ? "JWT secret: " : "--jwt-public-key: ")
-             + error;
+      return (*alg == net::auth::jwt_algorithm::hs256 ? "JWT secret: " : "--jwt-public-key: ") +
+             error;
   }
 
   // -- publish API key --------------------------------------------------------
@@ -101,11 +101,12 @@ std::string load_auth(config& cfg) {
       return "the API key must be at least 16 bytes";
     pol->api_key_digest = net::auth::digest_of(key);
   } else if (!cfg.insecure) {
-    missing += std::string{missing.empty() ? "" : " and "}
-               + "no publish API key (set HERALD_API_KEY or --api-key-file)";
+    missing += std::string{missing.empty() ? "" : " and "} +
+               "no publish API key (set HERALD_API_KEY or --api-key-file)";
   }
   if (!missing.empty())
-    return "refusing to start: " + missing + "; --insecure runs without these checks (development only)";
+    return "refusing to start: " + missing +
+           "; --insecure runs without these checks (development only)";
 
   if (cfg.insecure && pol->auth_off())
     spdlog::warn("INSECURE: no JWT key: every client may read every channel without a token "

@@ -110,8 +110,7 @@ config::config() {
     .add(max_channels_per_client, "max-channels-per-client", "channels one connection may hold")
     .add(max_channels_per_publish, "max-channels-per-publish", "channels one publish may name")
     // Abuse limits (docs/protocol.md "Limits").
-    .add(max_header_count, "max-header-count",
-         "most header fields in one HTTP request, 431 above")
+    .add(max_header_count, "max-header-count", "most header fields in one HTTP request, 431 above")
     .add(header_timeout, "header-timeout",
          "seconds to receive a request's whole head (slow headers), 408 after")
     .add(ws_commands_per_second, "ws-commands-per-second",
@@ -203,20 +202,23 @@ net::session_options config::session_options() const {
 }
 
 actors::history_options config::history_options() const {
-  return {history_size, std::chrono::seconds(history_ttl), std::chrono::seconds(idempotency_window)};
+  return {history_size, std::chrono::seconds(history_ttl),
+          std::chrono::seconds(idempotency_window)};
 }
 
 std::string config::validate() const {
   auto positive = [](std::size_t v, const char* name) -> std::string {
     return v == 0 ? std::string{"--"} + name + " must be greater than 0" : std::string{};
   };
-  for (auto msg : {positive(io_threads, "io-threads"), positive(sse_heartbeat, "sse-heartbeat"),
+  for (auto msg : {positive(io_threads, "io-threads"),
+                   positive(sse_heartbeat, "sse-heartbeat"),
                    positive(ws_ping_interval, "ws-ping-interval"),
                    positive(ws_pong_timeout, "ws-pong-timeout"),
                    positive(write_timeout, "write-timeout"),
                    positive(request_timeout, "request-timeout"),
                    positive(ws_message_timeout, "ws-message-timeout"),
-                   positive(history_size, "history-size"), positive(history_ttl, "history-ttl"),
+                   positive(history_size, "history-size"),
+                   positive(history_ttl, "history-ttl"),
                    positive(idempotency_window, "idempotency-window"),
                    positive(client_max_buffer, "client-max-buffer"),
                    positive(max_publish_bytes, "max-publish-bytes"),
@@ -232,8 +234,8 @@ std::string config::validate() const {
                    positive(ws_auth_timeout, "ws-auth-timeout")})
     if (!msg.empty())
       return msg;
-  if (redis_prefix.empty() || redis_prefix.size() > 64
-      || redis_prefix.find_first_of(" \r\n\t*?[]{}") != std::string::npos)
+  if (redis_prefix.empty() || redis_prefix.size() > 64 ||
+      redis_prefix.find_first_of(" \r\n\t*?[]{}") != std::string::npos)
     return "--redis-prefix must be 1-64 characters without spaces, glob characters or braces "
            "(braces would change the Redis Cluster hash tag of every key)";
   if (io_threads > 64)

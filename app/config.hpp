@@ -52,8 +52,8 @@ std::size_t seconds(Duration d) noexcept {
 
 struct config : caf::actor_system_config {
   // -- listening -------------------------------------------------------------
-  std::string host = "0.0.0.0";        ///< address to listen on
-  std::uint16_t port = 8080;           ///< port (0: pick a free one); env PORT
+  std::string host = "0.0.0.0"; ///< address to listen on
+  std::uint16_t port = 8080;    ///< port (0: pick a free one); env PORT
   /// I/O shards (event loops, one thread each); config() sets the number of cores
   std::size_t io_threads = 1;
 
@@ -133,20 +133,20 @@ struct config : caf::actor_system_config {
   // ws-auth-timeout, token-refresh-grace: net::auth::policy.
   /// HS256, RS256 or ES256; never taken from a token
   std::string jwt_algorithm{net::auth::to_string(defaults::jwt().algorithm)};
-  std::string jwt_secret_file;          ///< HS256 secret file (or env HERALD_JWT_SECRET)
-  std::string jwt_public_key;           ///< RS256/ES256: PEM public key file
+  std::string jwt_secret_file; ///< HS256 secret file (or env HERALD_JWT_SECRET)
+  std::string jwt_public_key;  ///< RS256/ES256: PEM public key file
   /// seconds of clock skew allowed for exp, nbf, iat
   std::size_t jwt_leeway = defaults::seconds(defaults::jwt().leeway);
-  std::string jwt_issuer;               ///< required `iss`; empty: not checked
-  std::string jwt_audience;             ///< required in `aud`; empty: not checked
-  std::string api_key_file;             ///< publish API key file (or env HERALD_API_KEY)
-  bool anonymous_streams = false;       ///< clients without a token may read stream: channels
-  std::string allowed_origins;          ///< comma list of browser origins ("*": any) for WS and SSE CORS
+  std::string jwt_issuer;         ///< required `iss`; empty: not checked
+  std::string jwt_audience;       ///< required in `aud`; empty: not checked
+  std::string api_key_file;       ///< publish API key file (or env HERALD_API_KEY)
+  bool anonymous_streams = false; ///< clients without a token may read stream: channels
+  std::string allowed_origins;    ///< comma list of browser origins ("*": any) for WS and SSE CORS
   /// seconds a WS without a token has to send {"op":"connect"}
   std::size_t ws_auth_timeout = defaults::seconds(defaults::auth().ws_auth_timeout);
   /// seconds before expiry a WS is asked to refresh
   std::size_t token_refresh_grace = defaults::seconds(defaults::auth().refresh_grace);
-  bool insecure = false;                ///< development only: missing JWT key / API key turn checks off
+  bool insecure = false; ///< development only: missing JWT key / API key turn checks off
   /// Built by load_auth() (app/auth_setup.hpp) from the options above.
   std::shared_ptr<const net::auth::policy> auth;
 

@@ -30,8 +30,7 @@ herald_service::herald_service(caf::actor_system& sys, caf::actor registry, caf:
     max_channels_(cfg.max_channels_per_client),
     auth_(cfg.auth),
     max_subscribe_attempts_(cfg.max_subscribe_attempts),
-    ws_ping_interval_(std::chrono::seconds(cfg.ws_ping_interval)) {
-}
+    ws_ping_interval_(std::chrono::seconds(cfg.ws_ping_interval)) {}
 
 void herald_service::publish(net::http::publish_request req, publish_done done) {
   net::metrics::publications_received(net::metrics::source::http, req.channels.size());
@@ -68,8 +67,7 @@ void herald_service::channel_history(std::string channel, std::size_t limit, his
   caf::anon_send(registry_, actors::history_atom_v, std::move(q));
 }
 
-std::shared_ptr<net::session_events> herald_service::bridge_for(std::uint64_t id,
-                                                                caf::actor actor,
+std::shared_ptr<net::session_events> herald_service::bridge_for(std::uint64_t id, caf::actor actor,
                                                                 net::metrics::transport kind) {
   net::metrics::connection_opened(kind);
   return std::make_shared<actors::session_bridge>(
@@ -109,20 +107,20 @@ void herald_service::open_sse(std::shared_ptr<net::sse::sse_session> session,
 
 void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
   auto id = next_id_++;
-  actors::connection_options opts{actors::transport::ws, max_channels_, auth_, session->principal()};
+  actors::connection_options opts{actors::transport::ws, max_channels_, auth_,
+                                  session->principal()};
   opts.max_subscribe_attempts = max_subscribe_attempts_;
   opts.dialect = session->protocol();
   opts.ping_interval = ws_ping_interval_;
   opts.server_version = "herald " HERALD_VERSION;
-  auto actor = sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session),
-                          registry_, opts, std::vector<std::string>{},
-                          std::vector<net::sse::cursor_entry>{});
+  auto actor =
+    sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session), registry_, opts,
+               std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
   track(id, session, actor, "ws", session->peer());
   session->start(bridge_for(id, std::move(actor), net::metrics::transport::ws));
 }
 
-void herald_service::request_refused(errc code, std::string_view message,
-                                     std::string_view peer) {
+void herald_service::request_refused(errc code, std::string_view message, std::string_view peer) {
   // Refusals while draining or while Redis is down are the server's state,
   // not a client's mistake: they are not logged one by one.
   if (code == errc::shutting_down || code == errc::unavailable)

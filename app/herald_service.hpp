@@ -24,7 +24,7 @@ namespace herald::app {
 class herald_service : public net::service {
 public:
   /// @param gateway the Redis gateway in cluster mode (publications go
-///        through Redis), null in in-process mode (they go to the registry).
+  ///        through Redis), null in in-process mode (they go to the registry).
   /// @param status readiness in cluster mode; null in in-process mode.
   herald_service(caf::actor_system& sys, caf::actor registry, caf::actor gateway,
                  std::shared_ptr<actors::cluster_status> status, const config& cfg);
@@ -60,7 +60,7 @@ private:
   void track(std::uint64_t id, std::shared_ptr<net::frame_sink> sink, caf::actor actor,
              const char* transport, const std::string& peer);
   std::shared_ptr<net::session_events> bridge_for(std::uint64_t id, caf::actor actor,
-                                                 net::metrics::transport kind);
+                                                  net::metrics::transport kind);
 
   caf::actor_system& sys_;
   caf::actor registry_;
@@ -68,7 +68,7 @@ private:
   std::shared_ptr<actors::cluster_status> status_;
   std::size_t max_channels_;
   std::shared_ptr<const net::auth::policy> auth_;
-  std::size_t max_subscribe_attempts_; ///< --max-subscribe-attempts
+  std::size_t max_subscribe_attempts_;         ///< --max-subscribe-attempts
   std::chrono::milliseconds ws_ping_interval_; ///< --ws-ping-interval (Centrifugo connect reply)
   mutable std::mutex mtx_;
   std::unordered_map<std::uint64_t, entry> conns_;

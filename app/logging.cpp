@@ -30,20 +30,27 @@ std::string utc_time(spdlog::log_clock::time_point tp) {
 
 std::string_view level_name(spdlog::level::level_enum l) {
   switch (l) {
-    case spdlog::level::trace: return "trace";
-    case spdlog::level::debug: return "debug";
-    case spdlog::level::info: return "info";
-    case spdlog::level::warn: return "warn";
-    case spdlog::level::err: return "error";
-    case spdlog::level::critical: return "critical";
-    default: return "off";
+  case spdlog::level::trace:
+    return "trace";
+  case spdlog::level::debug:
+    return "debug";
+  case spdlog::level::info:
+    return "info";
+  case spdlog::level::warn:
+    return "warn";
+  case spdlog::level::err:
+    return "error";
+  case spdlog::level::critical:
+    return "critical";
+  default:
+    return "off";
   }
 }
 
 class line_formatter final : public spdlog::formatter {
 public:
-  explicit line_formatter(bool json) : json_(json) {
-  }
+  explicit line_formatter(bool json)
+    : json_(json) {}
 
   void format(const spdlog::details::log_msg& msg, spdlog::memory_buf_t& dest) override {
     std::string line;
@@ -107,8 +114,7 @@ void log_with(spdlog::level::level_enum level, std::string_view msg, nlohmann::j
 }
 
 client_log_limiter::client_log_limiter(std::size_t per_second)
-  : per_second_(per_second == 0 ? 1 : per_second) {
-}
+  : per_second_(per_second == 0 ? 1 : per_second) {}
 
 void client_log_limiter::report(const std::string& kind, std::uint64_t suppressed) {
   log_with(spdlog::level::warn,

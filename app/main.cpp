@@ -13,11 +13,14 @@
 int main(int argc, char** argv) {
   herald::app::config cfg;
   std::vector<std::string> args(argv + 1, argv + argc);
-  switch (herald::app::load_config(cfg, args, herald::app::process_environment(), std::cout,
-                                   std::cerr)) {
-    case herald::app::startup::exit_success: return EXIT_SUCCESS;
-    case herald::app::startup::exit_failure: return EXIT_FAILURE;
-    case herald::app::startup::run: break;
+  switch (
+    herald::app::load_config(cfg, args, herald::app::process_environment(), std::cout, std::cerr)) {
+  case herald::app::startup::exit_success:
+    return EXIT_SUCCESS;
+  case herald::app::startup::exit_failure:
+    return EXIT_FAILURE;
+  case herald::app::startup::run:
+    break;
   }
   herald::app::setup_logging(cfg.log_level, cfg.log_format == "json");
   herald::app::setup_client_log(cfg.log_client_rate);

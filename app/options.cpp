@@ -38,8 +38,8 @@ const std::map<std::string, std::string> env_aliases = {{"port", "PORT"},
                                                         {"redis-url", "REDIS_URL"}};
 
 const caf::config_option* find_option(const config& cfg, std::string_view name) {
-  auto qualified = name.find('.') == std::string_view::npos ? "global." + std::string{name}
-                                                             : std::string{name};
+  auto qualified =
+    name.find('.') == std::string_view::npos ? "global." + std::string{name} : std::string{name};
   return cfg.option_set().qualified_name_lookup(qualified);
 }
 
@@ -90,7 +90,9 @@ std::string strip_comment(std::string_view line, char& open_quote) {
 
 class loader {
 public:
-  loader(config& cfg, std::ostream& err) : cfg_(cfg), err_(err) {
+  loader(config& cfg, std::ostream& err)
+    : cfg_(cfg),
+      err_(err) {
     // Before anything is parsed: CAF's config_option::parse() also stores
     // into a bound option.
     for (const auto& opt : cfg_.option_set())
@@ -109,8 +111,8 @@ public:
     std::string_view input = text;
     auto value = opt->parse(caf::string_view{input.data(), input.size()});
     if (!value) {
-      err_ << "herald: bad value " << shown(cfg_, name, text) << " for --" << name << " ("
-           << where << "): expected " << str(opt->type_name()) << "\n";
+      err_ << "herald: bad value " << shown(cfg_, name, text) << " for --" << name << " (" << where
+           << "): expected " << str(opt->type_name()) << "\n";
       return false;
     }
     settings_.push_back({std::string{name}, std::move(*value), src});
@@ -141,8 +143,8 @@ public:
       char open_quote = 0;
       auto line = trim(strip_comment(raw, open_quote));
       if (open_quote != 0) {
-        fail(std::string{"a value opens a "} + (open_quote == '"' ? "double" : "single")
-             + " quote and does not close it");
+        fail(std::string{"a value opens a "} + (open_quote == '"' ? "double" : "single") +
+             " quote and does not close it");
         continue;
       }
       if (line.empty())
@@ -170,8 +172,8 @@ public:
       }
       auto opt = find_option(cfg_, name);
       if (opt == nullptr || meta_options.count(name) || !is_herald_option(*opt)) {
-        fail("unknown option " + name
-             + (section == "global" ? std::string{} : " in section [" + section + "]"));
+        fail("unknown option " + name +
+             (section == "global" ? std::string{} : " in section [" + section + "]"));
         continue;
       }
       if (text.empty()) {
@@ -180,8 +182,7 @@ public:
       }
       auto value = caf::config_value::parse(caf::string_view{text.data(), text.size()});
       bool quoted = text.front() == '"';
-      if (!value || opt->check(*value)
-          || (opt->type_name() == "string" && !quoted)) {
+      if (!value || opt->check(*value) || (opt->type_name() == "string" && !quoted)) {
         auto expected = str(opt->type_name());
         if (expected == "string")
           expected += " in double quotes, e.g. " + key + "=\"...\"";
@@ -259,7 +260,7 @@ public:
                      [](const setting& a, const setting& b) { return a.source < b.source; });
     for (auto& s : settings_) {
       auto opt = find_option(cfg_, s.name);
-      opt->store(s.value); // bound options: the config member
+      opt->store(s.value);                     // bound options: the config member
       caf::put(cfg_.content, s.name, s.value); // CAF reads scheduler.* from here
       sources[s.name] = s.source;
     }
@@ -295,9 +296,8 @@ std::string option_in_message(const std::string& msg) {
   if (pos == std::string::npos)
     return {};
   auto end = pos + 2;
-  while (end < msg.size()
-         && (std::isalnum(static_cast<unsigned char>(msg[end])) || msg[end] == '-'
-             || msg[end] == '.'))
+  while (end < msg.size() &&
+         (std::isalnum(static_cast<unsigned char>(msg[end])) || msg[end] == '-' || msg[end] == '.'))
     ++end;
   return msg.substr(pos + 2, end - pos - 2);
 }
@@ -305,17 +305,19 @@ std::string option_in_message(const std::string& msg) {
 std::string source_text(const std::string& name, option_source src, const std::string& file,
                         std::size_t line, const environment& env) {
   switch (src) {
-    case option_source::defaults: return "the default";
-    case option_source::file:
-      return "config file " + file + (line > 0 ? ", line " + std::to_string(line) : "");
-    case option_source::cli: return "command line";
-    case option_source::env: {
-      auto var = env_name(name);
-      if (!env.count(var))
-        if (auto a = env_aliases.find(name); a != env_aliases.end())
-          var = a->second;
-      return "environment variable " + var;
-    }
+  case option_source::defaults:
+    return "the default";
+  case option_source::file:
+    return "config file " + file + (line > 0 ? ", line " + std::to_string(line) : "");
+  case option_source::cli:
+    return "command line";
+  case option_source::env: {
+    auto var = env_name(name);
+    if (!env.count(var))
+      if (auto a = env_aliases.find(name); a != env_aliases.end())
+        var = a->second;
+    return "environment variable " + var;
+  }
   }
   return "?";
 }
@@ -329,7 +331,8 @@ const std::map<std::string, std::string, std::less<>> caf_descriptions = {
   {"scheduler.max-threads", "CAF worker threads that run the actors"},
   {"scheduler.max-throughput",
    "messages an actor handles before its worker turns to another actor"},
-  {"scheduler.enable-profiling", "write CAF's scheduler profile to --scheduler.profiling-output-file"},
+  {"scheduler.enable-profiling",
+   "write CAF's scheduler profile to --scheduler.profiling-output-file"},
   {"scheduler.profiling-resolution", "interval between two scheduler profile samples"},
   {"scheduler.profiling-output-file", "file the scheduler profile is written to"},
   {"work-stealing.aggressive-poll-attempts",
@@ -386,13 +389,14 @@ std::string default_text(const config& cfg, const caf::config_option& opt,
                          const caf::settings& caf_defaults, bool with_here) {
   auto full = option_name(opt);
   auto value = value_of(cfg, opt, caf_defaults);
-  auto text = !value ? std::string{"(CAF decides)"}
+  auto text = !value              ? std::string{"(CAF decides)"}
               : opt.check(*value) ? "(CAF's: " + caf::to_string(*value) + ")"
                                   : caf::to_string(*value);
   if (is_secret(cfg, full) && text != "\"\"")
     return "<redacted>";
   if (auto note = default_note(full); !note.empty())
-    return std::string{note} + (with_here && value && !opt.check(*value) ? " (" + text + " here)" : "");
+    return std::string{note} +
+           (with_here && value && !opt.check(*value) ? " (" + text + " here)" : "");
   return redact_url(text);
 }
 
@@ -400,10 +404,14 @@ std::string default_text(const config& cfg, const caf::config_option& opt,
 
 std::string_view to_string(option_source s) noexcept {
   switch (s) {
-    case option_source::defaults: return "default";
-    case option_source::file: return "config file";
-    case option_source::env: return "environment";
-    case option_source::cli: return "command line";
+  case option_source::defaults:
+    return "default";
+  case option_source::file:
+    return "config file";
+  case option_source::env:
+    return "environment";
+  case option_source::cli:
+    return "command line";
   }
   return "?";
 }
@@ -435,7 +443,8 @@ bool is_herald_option(const caf::config_option& opt) {
 std::string env_name(std::string_view name) {
   std::string out = "HERALD_";
   for (char c : name)
-    out += (c == '-' || c == '.') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+    out +=
+      (c == '-' || c == '.') ? '_' : static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
   return out;
 }
 
@@ -524,8 +533,8 @@ startup load_config(config& cfg, const std::vector<std::string>& args, const env
   for (auto msg = cfg.validate(); !msg.empty(); msg = cfg.validate()) {
     auto name = option_in_message(msg);
     auto src = sources.count(name) ? sources[name] : option_source::defaults;
-    err << "herald: " << msg << " (from "
-        << source_text(name, src, file, load.file_line(name), env) << ")\n";
+    err << "herald: " << msg << " (from " << source_text(name, src, file, load.file_line(name), env)
+        << ")\n";
     ok = false;
     // validate() stops at the first bad option: put it back to its default
     // and ask again, to report the next one too.
@@ -634,8 +643,9 @@ std::string options_markdown(const config& cfg) {
     if (text == "\"\"")
       text = "empty";
     else if (default_note(full).empty())
-      text = "`" + (text.size() > 1 && text.front() == '"' ? text.substr(1, text.size() - 2) : text)
-             + "`";
+      text = "`" +
+             (text.size() > 1 && text.front() == '"' ? text.substr(1, text.size() - 2) : text) +
+             "`";
     auto env = "`" + env_name(full) + "`";
     if (auto a = env_aliases.find(full); a != env_aliases.end())
       env += ", `" + a->second + "`";

@@ -96,7 +96,8 @@ int run_server(config& cfg) {
     asio::ip::tcp::endpoint ep{asio::ip::make_address(cfg.host), cfg.port};
     // Every accepted connection starts as an HTTP/1.1 session on its shard.
     listener = std::make_shared<net::listener>(
-      shards, ep, opts, [opts, &service, &pages](net::tcp::socket socket, std::shared_ptr<void> slot) {
+      shards, ep, opts,
+      [opts, &service, &pages](net::tcp::socket socket, std::shared_ptr<void> slot) {
         std::make_shared<net::http::http_session>(std::move(socket), opts, service, pages,
                                                   std::move(slot))
           ->run();
@@ -109,7 +110,8 @@ int run_server(config& cfg) {
   }
   // At the file limit accept fails every retry (100 ms): log once a minute.
   listener->on_accept_error = [last = std::chrono::steady_clock::time_point{},
-                               count = std::uint64_t{0}](const boost::system::error_code& ec) mutable {
+                               count =
+                                 std::uint64_t{0}](const boost::system::error_code& ec) mutable {
     ++count;
     auto now = std::chrono::steady_clock::now();
     if (now - last < std::chrono::minutes(1))
@@ -130,22 +132,22 @@ int run_server(config& cfg) {
   // restarts the instance; clients recover from history) instead of
   // answering publishes with errors forever.
   std::atomic<bool> failed{false};
-  auto supervisor = sys.spawn([&ioc, &failed, &service, registry, gateway](
-                                caf::event_based_actor* self) -> caf::behavior {
-    self->monitor(registry);
-    if (gateway)
-      self->monitor(gateway);
-    self->set_down_handler([self, &ioc, &failed, &service](caf::down_msg& dm) {
-      if (!service.draining()) {
-        spdlog::critical("a core actor ended unexpectedly ({}): exiting",
-                         caf::to_string(dm.reason));
-        failed = true;
-        ioc.stop();
-      }
-      self->quit();
+  auto supervisor = sys.spawn(
+    [&ioc, &failed, &service, registry, gateway](caf::event_based_actor* self) -> caf::behavior {
+      self->monitor(registry);
+      if (gateway)
+        self->monitor(gateway);
+      self->set_down_handler([self, &ioc, &failed, &service](caf::down_msg& dm) {
+        if (!service.draining()) {
+          spdlog::critical("a core actor ended unexpectedly ({}): exiting",
+                           caf::to_string(dm.reason));
+          failed = true;
+          ioc.stop();
+        }
+        self->quit();
+      });
+      return {[](caf::unit_t) {}};
     });
-    return {[](caf::unit_t) {}};
-  });
 
   // Client-caused log lines dropped by the limiter are reported once a
   // second, also when the flood stopped.

@@ -58,14 +58,15 @@
 namespace {
 enum kind : std::uint8_t { http, sse, ws };
 struct conn {
-  std::string in; // unparsed request bytes (http), or an incomplete client frame (ws)
+  std::string in;          // unparsed request bytes (http), or an incomplete client frame (ws)
   std::uint32_t index = 0; // position in subscribers[k]
   kind k = http;
 };
 std::unordered_map<int, conn> conns;
-std::vector<int> subscribers[3];                     // by kind: [sse], [ws]
-std::unordered_map<int, std::string> fragments;      // ws: a fragmented message being reassembled
-std::unordered_map<std::string, std::uint64_t> offsets; // channel (as written in the request) -> latest offset
+std::vector<int> subscribers[3];                // by kind: [sse], [ws]
+std::unordered_map<int, std::string> fragments; // ws: a fragmented message being reassembled
+std::unordered_map<std::string, std::uint64_t>
+  offsets; // channel (as written in the request) -> latest offset
 constexpr std::size_t max_ws_message = 64 * 1024;
 
 void drop(int fd) {
@@ -112,10 +113,12 @@ bool ieq(std::string_view a, std::string_view b) {
 
 // The trimmed value of header `name` in a request head, or "".
 std::string_view header(std::string_view head, std::string_view name) {
-  for (std::size_t pos = head.find("\r\n"); pos != std::string_view::npos && pos + 2 < head.size();) {
+  for (std::size_t pos = head.find("\r\n");
+       pos != std::string_view::npos && pos + 2 < head.size();) {
     std::size_t start = pos + 2, eol = head.find("\r\n", start);
     std::string_view line = head.substr(start, eol == std::string_view::npos ? eol : eol - start);
-    if (auto colon = line.find(':'); colon != std::string_view::npos && ieq(line.substr(0, colon), name)) {
+    if (auto colon = line.find(':');
+        colon != std::string_view::npos && ieq(line.substr(0, colon), name)) {
       auto v = line.substr(colon + 1);
       while (!v.empty() && (v.front() == ' ' || v.front() == '\t'))
         v.remove_prefix(1);
@@ -189,7 +192,8 @@ std::string_view member(std::string_view obj, std::string_view key) {
 
 // A JSON string value without its quotes (escapes kept as they are), or "".
 std::string_view unquote(std::string_view v) {
-  return v.size() >= 2 && v.front() == '"' && v.back() == '"' ? v.substr(1, v.size() - 2) : std::string_view{};
+  return v.size() >= 2 && v.front() == '"' && v.back() == '"' ? v.substr(1, v.size() - 2)
+                                                              : std::string_view{};
 }
 
 // --- WebSocket ------------------------------------------------------------------
@@ -267,7 +271,8 @@ bool ws_command(int fd, std::string_view msg) {
     r += "error\"";
     if (!id.empty())
       r.append(",\"id\":").append(id);
-    r += ",\"code\":\"unknown_op\",\"message\":\"herald-baseline answers subscribe, unsubscribe, ping, connect\"}";
+    r += ",\"code\":\"unknown_op\",\"message\":\"herald-baseline answers subscribe, unsubscribe, "
+         "ping, connect\"}";
   }
   return send_all(fd, ws_frame(0x1, r));
 }
@@ -311,44 +316,44 @@ bool ws_feed(int fd, conn& c) {
     std::string_view payload(data, static_cast<std::size_t>(len));
     used += hs + 4 + static_cast<std::size_t>(len);
     switch (op) {
-      case 0x8: { // close: echo the code (if any), then close
-        if (send_all(fd, ws_frame(0x8, payload.substr(0, 2))))
-          drop(fd);
+    case 0x8: { // close: echo the code (if any), then close
+      if (send_all(fd, ws_frame(0x8, payload.substr(0, 2))))
+        drop(fd);
+      return false;
+    }
+    case 0x9:
+      if (!send_all(fd, ws_frame(0xA, payload)))
         return false;
-      }
-      case 0x9:
-        if (!send_all(fd, ws_frame(0xA, payload)))
+      break;
+    case 0xA:
+      break;
+    case 0x1:
+    case 0x0: {
+      auto frag = fragments.find(fd);
+      if ((op == 0x0) != (frag != fragments.end()))
+        return ws_close(fd, 1002); // continuation without a message, or a new one inside one
+      if (op == 0x1 && fin) {
+        if (!ws_command(fd, payload))
           return false;
         break;
-      case 0xA:
-        break;
-      case 0x1:
-      case 0x0: {
-        auto frag = fragments.find(fd);
-        if ((op == 0x0) != (frag != fragments.end()))
-          return ws_close(fd, 1002); // continuation without a message, or a new one inside one
-        if (op == 0x1 && fin) {
-          if (!ws_command(fd, payload))
-            return false;
-          break;
-        }
-        if (op == 0x1)
-          frag = fragments.emplace(fd, std::string{}).first;
-        if (frag->second.size() + payload.size() > max_ws_message)
-          return ws_close(fd, 1009);
-        frag->second.append(payload);
-        if (fin) {
-          std::string msg = std::move(frag->second);
-          fragments.erase(frag);
-          if (!ws_command(fd, msg))
-            return false;
-        }
-        break;
       }
-      case 0x2:
-        return ws_close(fd, 1003);
-      default:
-        return ws_close(fd, 1002);
+      if (op == 0x1)
+        frag = fragments.emplace(fd, std::string{}).first;
+      if (frag->second.size() + payload.size() > max_ws_message)
+        return ws_close(fd, 1009);
+      frag->second.append(payload);
+      if (fin) {
+        std::string msg = std::move(frag->second);
+        fragments.erase(frag);
+        if (!ws_command(fd, msg))
+          return false;
+      }
+      break;
+    }
+    case 0x2:
+      return ws_close(fd, 1003);
+    default:
+      return ws_close(fd, 1002);
     }
   }
   c.in.erase(0, used);
@@ -421,7 +426,9 @@ bool serve(int fd, conn& c) {
       if (!icontains(header(head, "Upgrade"), "websocket")) {
         std::string().swap(c.in); // whatever follows the GET is ignored
         make_subscriber(fd, c, sse);
-        return send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\n");
+        return send_all(
+          fd,
+          "HTTP/1.1 200 OK\r\nContent-Type: text/event-stream\r\nCache-Control: no-cache\r\n\r\n");
       }
       auto key = header(head, "Sec-WebSocket-Key");
       if (key.empty() || header(head, "Sec-WebSocket-Version") != "13") {
@@ -429,8 +436,10 @@ bool serve(int fd, conn& c) {
         drop(fd);
         return false;
       }
-      std::string answer = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
-                           "Sec-WebSocket-Accept: " + accept_for(key) + "\r\n\r\n";
+      std::string answer =
+        "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n"
+        "Sec-WebSocket-Accept: " +
+        accept_for(key) + "\r\n\r\n";
       c.in.erase(0, end + 4);
       make_subscriber(fd, c, ws);
       if (!send_all(fd, answer))
@@ -444,7 +453,8 @@ bool serve(int fd, conn& c) {
     }
     publish(std::string_view(c.in).substr(end + 4, length));
     c.in.erase(0, end + 4 + length);
-    if (!send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: 14\r\n\r\n{\"offsets\":{}}"))
+    if (!send_all(fd, "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: "
+                      "14\r\n\r\n{\"offsets\":{}}"))
       return false;
   }
 }
@@ -467,8 +477,9 @@ int main(int argc, char** argv) {
   sockaddr_in addr{};
   addr.sin_family = AF_INET;
   addr.sin_port = htons(static_cast<uint16_t>(port));
-  if (inet_pton(AF_INET, host, &addr.sin_addr) != 1 || bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0
-      || listen(lfd, SOMAXCONN) != 0) {
+  if (inet_pton(AF_INET, host, &addr.sin_addr) != 1 ||
+      bind(lfd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) != 0 ||
+      listen(lfd, SOMAXCONN) != 0) {
     std::perror("herald-baseline: listen");
     return 1;
   }

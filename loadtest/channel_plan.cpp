@@ -56,7 +56,8 @@ std::vector<int> channel_plan::channels_of_connection(std::uint64_t k) const {
 std::vector<int> channel_plan::channels_of_publication(std::uint64_t seq) const {
   auto i = static_cast<int>((seq - 1) % streams);
   if (layout == channel_layout::streams_and_users)
-    return {i, static_cast<int>(streams) + static_cast<int>((static_cast<std::uint32_t>(i) + 1) % streams)};
+    return {i, static_cast<int>(streams) +
+                 static_cast<int>((static_cast<std::uint32_t>(i) + 1) % streams)};
   return {i};
 }
 

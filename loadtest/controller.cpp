@@ -121,7 +121,9 @@ totals sum(const std::vector<worker_view>& views) {
 class server_monitor {
 public:
   server_monitor(asio::io_context& ioc, std::vector<int> pids)
-    : timer_(ioc), pids_(std::move(pids)), peaks_(pids_.size(), 0) {}
+    : timer_(ioc),
+      pids_(std::move(pids)),
+      peaks_(pids_.size(), 0) {}
 
   void start() {
     if (pids_.empty())
@@ -172,7 +174,9 @@ private:
 /// Runs the io_context on its own thread for as long as it lives.
 class io_thread {
 public:
-  io_thread() : guard_(asio::make_work_guard(ioc)), thread_([this] { ioc.run(); }) {}
+  io_thread()
+    : guard_(asio::make_work_guard(ioc)),
+      thread_([this] { ioc.run(); }) {}
   ~io_thread() { stop(); }
   /// Stops the loop and joins the thread (idempotent). Objects with
   /// handlers on `ioc` may be destroyed safely afterwards.
@@ -192,7 +196,8 @@ private:
 
 class run {
 public:
-  explicit run(const options& o) : o_(o) {}
+  explicit run(const options& o)
+    : o_(o) {}
 
   int execute() {
     start_ns_ = mono_ns();
@@ -218,7 +223,8 @@ public:
       auto t = sum(pool.view());
       {
         std::lock_guard lock(timeline_mu_);
-        timeline_.push_back({static_cast<double>(mono_ns() - start_ns_) / 1e9, t.received, pub.sent_count(), t.open});
+        timeline_.push_back(
+          {static_cast<double>(mono_ns() - start_ns_) / 1e9, t.received, pub.sent_count(), t.open});
       }
       timeline_timer.expires_after(std::chrono::milliseconds(250));
       timeline_timer.async_wait([&](const boost::system::error_code& ec) {
@@ -279,7 +285,8 @@ private:
     }
     plan_.prefix = o_.channel_prefix;
     plan_.streams = o_.channels;
-    plan_.layout = o_.scen == scenario::spread ? channel_layout::streams_and_users : channel_layout::streams;
+    plan_.layout =
+      o_.scen == scenario::spread ? channel_layout::streams_and_users : channel_layout::streams;
     plan_.seed = seed;
 
     r_.started_at = now_iso8601();
@@ -367,12 +374,14 @@ private:
   }
 
   static bool all_ready(const std::vector<worker_view>& v) {
-    return std::all_of(v.begin(), v.end(), [](const worker_view& w) { return !w.ready.is_null() || !w.alive; });
+    return std::all_of(v.begin(), v.end(),
+                       [](const worker_view& w) { return !w.ready.is_null() || !w.alive; });
   }
 
   void connect_phase() {
-    say("connecting", std::to_string(o_.connections) + " connections at " + std::to_string(static_cast<long>(o_.ramp_rate))
-                        + "/s over " + std::to_string(o_.workers) + " worker(s)");
+    say("connecting", std::to_string(o_.connections) + " connections at " +
+                        std::to_string(static_cast<long>(o_.ramp_rate)) + "/s over " +
+                        std::to_string(o_.workers) + " worker(s)");
     if (!wait_workers(all_ready, deadline_ns_, "connecting"))
       r_.problems.push_back("not every connection attempt finished before the deadline");
     auto views = pool_->view();
@@ -401,8 +410,8 @@ private:
     for (std::size_t i = 0; i < r_.servers.size(); ++i) {
       auto& s = r_.servers[i];
       s.connections = r_.servers.size() == o_.targets.size() ? by_target[i]
-                      : r_.servers.size() == 1              ? total
-                                                            : total / r_.servers.size();
+                      : r_.servers.size() == 1               ? total
+                                                             : total / r_.servers.size();
     }
     std::uint64_t ok = 0, failed = 0;
     for (const auto& v : views)
@@ -413,7 +422,8 @@ private:
     ready_established_ = ok;
     char took[32];
     std::snprintf(took, sizeof took, "%.2f s", r_.establish_s);
-    say("connected", std::to_string(ok) + " established, " + std::to_string(failed) + " failed in " + took);
+    say("connected",
+        std::to_string(ok) + " established, " + std::to_string(failed) + " failed in " + took);
     if (o_.scen != scenario::idle)
       sleep_ms(o_.settle_ms);
     else
@@ -426,7 +436,8 @@ private:
   void sleep_ms(double ms) {
     auto until = std::min(deadline_ns_, mono_ns() + static_cast<std::int64_t>(ms * 1e6));
     while (!interrupted && mono_ns() < until)
-      std::this_thread::sleep_for(std::chrono::milliseconds(std::min<std::int64_t>(50, (until - mono_ns()) / 1'000'000 + 1)));
+      std::this_thread::sleep_for(
+        std::chrono::milliseconds(std::min<std::int64_t>(50, (until - mono_ns()) / 1'000'000 + 1)));
   }
 
   void hold_phase() {
@@ -466,13 +477,14 @@ private:
         last_value = v;
         last_change = now;
       } else if (now - last_change > seconds_ns(o_.drain_seconds)) {
-        say(phase, "no delivery for " + std::to_string(o_.drain_seconds) + " s: "
-                     + std::to_string(v - base) + "/" + std::to_string(expected) + " arrived");
+        say(phase, "no delivery for " + std::to_string(o_.drain_seconds) + " s: " +
+                     std::to_string(v - base) + "/" + std::to_string(expected) + " arrived");
         return;
       }
       if (now - last_print > 1'000'000'000) {
         last_print = now;
-        say(phase, "waiting for deliveries: " + std::to_string(v - base) + "/" + std::to_string(expected));
+        say(phase,
+            "waiting for deliveries: " + std::to_string(v - base) + "/" + std::to_string(expected));
       }
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
@@ -506,7 +518,8 @@ private:
   void publish_phase() {
     char rate[32];
     std::snprintf(rate, sizeof rate, "%g", o_.rate);
-    say("publishing", std::to_string(o_.publications) + " publications at " + rate + "/s to " + o_.publish_target);
+    say("publishing", std::to_string(o_.publications) + " publications at " + rate + "/s to " +
+                        o_.publish_target);
     auto base = sum(pool_->view()).unique();
     mark_publish_start();
     pub_->start(1, o_.publications, o_.rate);
@@ -521,18 +534,21 @@ private:
       mark("storm");
       pool_->broadcast({{"cmd", "reconnect"}});
       newcomers.start();
-      wait_workers([](const std::vector<worker_view>& v) {
-        return std::all_of(v.begin(), v.end(), [](const worker_view& w) { return !w.storm.is_null() || !w.alive; });
-      }, deadline_ns_, "storm");
+      wait_workers(
+        [](const std::vector<worker_view>& v) {
+          return std::all_of(v.begin(), v.end(),
+                             [](const worker_view& w) { return !w.storm.is_null() || !w.alive; });
+        },
+        deadline_ns_, "storm");
       mark("resumed");
       newcomers.stop();
       r_.newcomers = newcomers.figures();
       if (r_.newcomers.attempted == 0)
         r_.problems.push_back("no new subscriber was tried during the storm");
       else if (r_.newcomers.accepted != r_.newcomers.attempted)
-        r_.problems.push_back(std::to_string(r_.newcomers.attempted - r_.newcomers.accepted) + " of "
-                              + std::to_string(r_.newcomers.attempted)
-                              + " new subscribers not accepted during the storm");
+        r_.problems.push_back(std::to_string(r_.newcomers.attempted - r_.newcomers.accepted) +
+                              " of " + std::to_string(r_.newcomers.attempted) +
+                              " new subscribers not accepted during the storm");
     }
     if (!wait_publisher("publishing"))
       r_.problems.push_back("publishing did not finish before the deadline");
@@ -546,7 +562,8 @@ private:
     int snap = 0;
     mark_publish_start();
     while (!stopping()) {
-      auto n = static_cast<std::uint64_t>(std::max(1.0, std::llround(rate * o_.step_seconds) * 1.0));
+      auto n =
+        static_cast<std::uint64_t>(std::max(1.0, std::llround(rate * o_.step_seconds) * 1.0));
       // Start the step with fresh per-step latency histograms.
       int begin_id = ++snap;
       pool_->broadcast({{"cmd", "snapshot"}, {"id", begin_id}});
@@ -554,8 +571,8 @@ private:
         break;
       auto before_totals = snapshot_totals(begin_id);
       auto before = pub_->stats();
-      say("find-max", "step at " + std::to_string(static_cast<long>(rate)) + "/s: " + std::to_string(n)
-                        + " publications");
+      say("find-max", "step at " + std::to_string(static_cast<long>(rate)) +
+                        "/s: " + std::to_string(n) + " publications");
       auto t0 = mono_ns();
       pub_->start(seq, n, rate);
       seq += n;
@@ -595,9 +612,9 @@ private:
       else if (s.duplicates || s.out_of_order)
         s.verdict = "duplicates/reordering";
       s.pass = s.verdict.empty();
-      say("find-max", std::to_string(static_cast<long>(rate)) + "/s: p99 " + std::to_string(p99) + " ms, "
-                        + std::to_string(s.received) + "/" + std::to_string(s.expected) + " delivered: "
-                        + (s.pass ? "ok" : s.verdict));
+      say("find-max", std::to_string(static_cast<long>(rate)) + "/s: p99 " + std::to_string(p99) +
+                        " ms, " + std::to_string(s.received) + "/" + std::to_string(s.expected) +
+                        " delivered: " + (s.pass ? "ok" : s.verdict));
       r_.steps.push_back(std::move(s));
       if (!r_.steps.back().pass)
         break;
@@ -609,8 +626,9 @@ private:
 
   static std::function<bool(const std::vector<worker_view>&)> snapshot_from_all(int id) {
     return [id](const std::vector<worker_view>& v) {
-      return std::all_of(v.begin(), v.end(),
-                         [id](const worker_view& w) { return w.snapshots.count(id) > 0 || !w.alive; });
+      return std::all_of(v.begin(), v.end(), [id](const worker_view& w) {
+        return w.snapshots.count(id) > 0 || !w.alive;
+      });
     };
   }
 
@@ -625,9 +643,12 @@ private:
   void finish_phase() {
     pool_->broadcast({{"cmd", "finish"}});
     auto grace = mono_ns() + seconds_ns(20);
-    pool_->wait_until([](const std::vector<worker_view>& v) {
-      return std::all_of(v.begin(), v.end(), [](const worker_view& w) { return !w.result.is_null() || !w.alive; });
-    }, grace);
+    pool_->wait_until(
+      [](const std::vector<worker_view>& v) {
+        return std::all_of(v.begin(), v.end(),
+                           [](const worker_view& w) { return !w.result.is_null() || !w.alive; });
+      },
+      grace);
     pool_->reap(mono_ns() + seconds_ns(5));
   }
 
@@ -651,8 +672,9 @@ private:
       r_.no_position += res.value("no_position", std::uint64_t{0});
       r_.worker_rss_bytes += res.value("rss_bytes", std::uint64_t{0});
       if (!views[i].storm.is_null()) {
-        double s = static_cast<double>(views[i].storm.value("end_ns", std::int64_t{0})
-                                       - views[i].storm.value("start_ns", std::int64_t{0})) / 1e9;
+        double s = static_cast<double>(views[i].storm.value("end_ns", std::int64_t{0}) -
+                                       views[i].storm.value("start_ns", std::int64_t{0})) /
+                   1e9;
         r_.storm_s = std::max(r_.storm_s, s);
       }
     }
@@ -671,17 +693,18 @@ private:
     r_.generator_cpu_s = self_cpu_seconds() + t.cpu_s;
 
     r_.pub = pub_->stats();
-    r_.publish_s = r_.pub.sent > 1 ? static_cast<double>(r_.pub.last_send_ns - r_.pub.first_send_ns) / 1e9 : 0;
+    r_.publish_s =
+      r_.pub.sent > 1 ? static_cast<double>(r_.pub.last_send_ns - r_.pub.first_send_ns) / 1e9 : 0;
     r_.achieved_rate = r_.publish_s > 0 ? static_cast<double>(r_.pub.sent - 1) / r_.publish_s
                                         : static_cast<double>(r_.pub.sent);
     if (r_.pub.ok && r_.pub.last_ok_ns > r_.pub.first_send_ns)
-      r_.acked_rate = static_cast<double>(r_.pub.ok)
-                      / (static_cast<double>(r_.pub.last_ok_ns - r_.pub.first_send_ns) / 1e9);
+      r_.acked_rate = static_cast<double>(r_.pub.ok) /
+                      (static_cast<double>(r_.pub.last_ok_ns - r_.pub.first_send_ns) / 1e9);
     r_.expected = expected_for(r_.pub, nullptr);
     r_.loss = r_.expected > t.unique() ? r_.expected - t.unique() : 0;
     if (t.received && r_.pub.first_send_ns && t.last_recv_ns > r_.pub.first_send_ns)
-      r_.deliveries_per_s = static_cast<double>(t.received)
-                            / (static_cast<double>(t.last_recv_ns - r_.pub.first_send_ns) / 1e9);
+      r_.deliveries_per_s = static_cast<double>(t.received) /
+                            (static_cast<double>(t.last_recv_ns - r_.pub.first_send_ns) / 1e9);
     r_.wall_s = static_cast<double>(mono_ns() - start_ns_) / 1e9;
     judge();
   }
@@ -717,7 +740,8 @@ private:
     if (r_.pub.failed || r_.pub.unknown)
       p.push_back(n(r_.pub.failed + r_.pub.unknown) + " publications failed or were not answered");
     if (o_.scen != scenario::idle && r_.pub.ok < o_.publications)
-      p.push_back("only " + n(r_.pub.ok) + " of " + n(o_.publications) + " publications were accepted");
+      p.push_back("only " + n(r_.pub.ok) + " of " + n(o_.publications) +
+                  " publications were accepted");
   }
 
   int output() {
@@ -734,23 +758,27 @@ private:
     }
     if (!o_.svg_file.empty()) {
       std::vector<plot_series> series;
-      std::string title = "herald-loadtest " + r_.scenario + " " + r_.transport + ", "
-                          + std::to_string(r_.connections) + " connections";
+      std::string title = "herald-loadtest " + r_.scenario + " " + r_.transport + ", " +
+                          std::to_string(r_.connections) + " connections";
       if (o_.find_max) {
         for (const auto& s : r_.steps)
-          series.emplace_back(std::to_string(static_cast<long>(s.target_rate)) + " publications/s", &s.latency);
+          series.emplace_back(std::to_string(static_cast<long>(s.target_rate)) + " publications/s",
+                              &s.latency);
       } else {
-        series.emplace_back(std::to_string(static_cast<long>(r_.rate)) + " publications/s", &r_.latency);
+        series.emplace_back(std::to_string(static_cast<long>(r_.rate)) + " publications/s",
+                            &r_.latency);
       }
-      bool any = std::any_of(series.begin(), series.end(), [](const plot_series& s) { return s.second->count() > 0; });
+      bool any = std::any_of(series.begin(), series.end(),
+                             [](const plot_series& s) { return s.second->count() > 0; });
       if (!any)
-        std::cerr << "herald-loadtest: no latency to plot (nothing delivered): " << o_.svg_file << " not written\n";
+        std::cerr << "herald-loadtest: no latency to plot (nothing delivered): " << o_.svg_file
+                  << " not written\n";
       else if (!write_percentile_svg(o_.svg_file, title, series))
         std::cerr << "herald-loadtest: cannot write " << o_.svg_file << "\n";
     }
     if (!o_.throughput_svg_file.empty()) {
-      std::string title = "herald-loadtest " + r_.scenario + " " + r_.transport + ", "
-                          + std::to_string(r_.connections) + " connections: throughput";
+      std::string title = "herald-loadtest " + r_.scenario + " " + r_.transport + ", " +
+                          std::to_string(r_.connections) + " connections: throughput";
       std::lock_guard lock(timeline_mu_);
       if (!write_timeline_svg(o_.throughput_svg_file, title, timeline_, markers_))
         std::cerr << "herald-loadtest: cannot write " << o_.throughput_svg_file << "\n";
@@ -775,8 +803,8 @@ private:
   worker_pool* pool_ = nullptr;
   publisher* pub_ = nullptr;
   server_monitor* monitor_ = nullptr;
-  std::vector<std::uint64_t> subs_; // reading subscriptions per channel id
-  std::uint64_t reading_ = 0;       // reading connections
+  std::vector<std::uint64_t> subs_;     // reading subscriptions per channel id
+  std::uint64_t reading_ = 0;           // reading connections
   std::uint64_t ready_established_ = 0; // connections established by the end of the ramp
   double publish_cpu0_ = 0;
 };

@@ -13,8 +13,8 @@ constexpr std::uint64_t sub_count = std::uint64_t{1} << histogram::sub_bits;
 constexpr std::uint64_t half_count = sub_count / 2;
 } // namespace
 
-histogram::histogram() : counts_(bucket_count, 0) {
-}
+histogram::histogram()
+  : counts_(bucket_count, 0) {}
 
 std::size_t histogram::index_of(std::uint64_t v) noexcept {
   if (v < sub_count)

@@ -15,14 +15,19 @@
 
 namespace herald::loadtest {
 
-newcomer_probe::newcomer_probe(std::string target, std::string channel, int interval_ms, int timeout_ms)
-  : channel_(std::move(channel)), interval_ms_(interval_ms), timeout_ms_(timeout_ms) {
+newcomer_probe::newcomer_probe(std::string target, std::string channel, int interval_ms,
+                               int timeout_ms)
+  : channel_(std::move(channel)),
+    interval_ms_(interval_ms),
+    timeout_ms_(timeout_ms) {
   auto colon = target.rfind(':');
   host_ = target.substr(0, colon);
   port_ = static_cast<unsigned short>(std::stoul(target.substr(colon + 1)));
 }
 
-newcomer_probe::~newcomer_probe() { stop(); }
+newcomer_probe::~newcomer_probe() {
+  stop();
+}
 
 void newcomer_probe::start() {
   if (!thread_.joinable())
@@ -107,8 +112,8 @@ std::string newcomer_probe::attempt(std::int64_t& took_ns) {
     if (err != 0)
       return std::string("connect: ") + std::strerror(err);
   }
-  std::string req = "GET /v1/sse?channel=" + channel_ + " HTTP/1.1\r\nHost: " + host_ + ":"
-                    + std::to_string(port_) + "\r\nAccept: text/event-stream\r\n\r\n";
+  std::string req = "GET /v1/sse?channel=" + channel_ + " HTTP/1.1\r\nHost: " + host_ + ":" +
+                    std::to_string(port_) + "\r\nAccept: text/event-stream\r\n\r\n";
   if (::send(s.fd, req.data(), req.size(), MSG_NOSIGNAL) != static_cast<ssize_t>(req.size()))
     return "send failed";
   std::string got;

@@ -42,12 +42,18 @@ bool to_u64(const std::string& s, std::uint64_t& out) {
 
 const char* to_string(scenario s) noexcept {
   switch (s) {
-    case scenario::idle: return "idle";
-    case scenario::fanout: return "fanout";
-    case scenario::spread: return "spread";
-    case scenario::slow: return "slow";
-    case scenario::reconnect_storm: return "reconnect-storm";
-    case scenario::cluster: return "cluster";
+  case scenario::idle:
+    return "idle";
+  case scenario::fanout:
+    return "fanout";
+  case scenario::spread:
+    return "spread";
+  case scenario::slow:
+    return "slow";
+  case scenario::reconnect_storm:
+    return "reconnect-storm";
+  case scenario::cluster:
+    return "cluster";
   }
   return "?";
 }
@@ -166,9 +172,12 @@ std::string parse_options(int argc, char** argv, options& o, bool& help) {
     {"scenario",
      [&](const std::string& v) -> std::string {
        static const std::map<std::string, scenario> names{
-         {"idle", scenario::idle},     {"fanout", scenario::fanout},
-         {"spread", scenario::spread}, {"slow", scenario::slow},
-         {"reconnect-storm", scenario::reconnect_storm}, {"cluster", scenario::cluster}};
+         {"idle", scenario::idle},
+         {"fanout", scenario::fanout},
+         {"spread", scenario::spread},
+         {"slow", scenario::slow},
+         {"reconnect-storm", scenario::reconnect_storm},
+         {"cluster", scenario::cluster}};
        auto it = names.find(v);
        if (it == names.end())
          return "unknown scenario";
@@ -278,14 +287,25 @@ std::string finalize_options(options& o) {
   };
   preset p{10, 2000, 200, 128};
   switch (o.scen) {
-    case scenario::idle: p = {10, 0, 1, 128}; break;
-    case scenario::fanout: p = {1, 1000, 100, 128}; break;
-    case scenario::spread:
-      p = {static_cast<std::uint32_t>(std::max<std::uint64_t>(2, o.connections / 10)), 2000, 200, 128};
-      break;
-    case scenario::slow: p = {1, 2000, 200, 1024}; break;
-    case scenario::reconnect_storm: p = {10, 2000, 200, 128}; break;
-    case scenario::cluster: p = {1, 1000, 100, 128}; break;
+  case scenario::idle:
+    p = {10, 0, 1, 128};
+    break;
+  case scenario::fanout:
+    p = {1, 1000, 100, 128};
+    break;
+  case scenario::spread:
+    p = {static_cast<std::uint32_t>(std::max<std::uint64_t>(2, o.connections / 10)), 2000, 200,
+         128};
+    break;
+  case scenario::slow:
+    p = {1, 2000, 200, 1024};
+    break;
+  case scenario::reconnect_storm:
+    p = {10, 2000, 200, 128};
+    break;
+  case scenario::cluster:
+    p = {1, 1000, 100, 128};
+    break;
   }
   if (o.channels == 0)
     o.channels = p.channels;
@@ -357,8 +377,8 @@ std::string finalize_options(options& o) {
   if (o.workers > 64)
     return "--workers must be at most 64";
   if ((o.connections + o.workers - 1) / o.workers > per_worker_max)
-    return "too many connections per worker for the open-file limit (" + std::to_string(hard)
-           + "): raise --workers";
+    return "too many connections per worker for the open-file limit (" + std::to_string(hard) +
+           "): raise --workers";
   return {};
 }
 

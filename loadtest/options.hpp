@@ -15,16 +15,16 @@ enum class scenario { idle, fanout, spread, slow, reconnect_storm, cluster };
 /// scenario-dependent default means "use the scenario's value".
 struct options {
   scenario scen = scenario::fanout;
-  std::string transport = "sse";            ///< sse, ws, centrifugo or mix
+  std::string transport = "sse";                      ///< sse, ws, centrifugo or mix
   std::vector<std::string> targets{"127.0.0.1:8080"}; ///< host:port (IPv4 loopback)
-  std::string publish_target;               ///< default: targets[0]
+  std::string publish_target;                         ///< default: targets[0]
   std::vector<std::string> source_addrs{"127.0.0.1"};
   std::uint64_t connections = 1000;
-  std::uint32_t channels = 0;               ///< stream channels
-  unsigned workers = 0;                     ///< 0: one per 15,000 connections
-  double ramp_rate = 2000;                  ///< connections per second, all workers
+  std::uint32_t channels = 0; ///< stream channels
+  unsigned workers = 0;       ///< 0: one per 15,000 connections
+  double ramp_rate = 2000;    ///< connections per second, all workers
   std::uint64_t publications = 0;
-  double rate = 0;                          ///< publications per second
+  double rate = 0; ///< publications per second
   std::size_t payload_bytes = 0;
   unsigned publish_conns = 2;
   unsigned publish_inflight = 8;
@@ -34,9 +34,9 @@ struct options {
   double max_p99_ms = 1000;
   double hold_seconds = 10;
   double slow_share = 0.1;
-  double duration = 180;                    ///< hard cap on the whole run, seconds
-  double drain_seconds = 5;                 ///< wait for late deliveries without progress
-  double settle_ms = 500;                   ///< pause between connections and publishing
+  double duration = 180;    ///< hard cap on the whole run, seconds
+  double drain_seconds = 5; ///< wait for late deliveries without progress
+  double settle_ms = 500;   ///< pause between connections and publishing
   double connect_timeout = 10;
   std::vector<int> server_pids;
   bool json = false;
@@ -44,9 +44,9 @@ struct options {
   std::string svg_file;
   std::string throughput_svg_file;
   std::string channel_prefix = "lt";
-  std::uint64_t seed = 0;                   ///< 0: random
+  std::uint64_t seed = 0; ///< 0: random
   bool quiet = false;
-  bool worker = false;                      ///< internal: run as a worker process
+  bool worker = false; ///< internal: run as a worker process
 };
 
 /// Name of a scenario as on the command line.

@@ -18,10 +18,10 @@ namespace herald::loadtest {
 
 /// Fields recovered from a publication's data.
 struct pub_fields {
-  std::uint64_t seq = 0;             ///< publication sequence number (global, from 1)
-  std::uint64_t t_ns = 0;            ///< send time, CLOCK_MONOTONIC nanoseconds
-  std::array<std::int32_t, 8> c{};   ///< channel ids (first 8)
-  std::size_t n_c = 0;               ///< number of ids in c
+  std::uint64_t seq = 0;           ///< publication sequence number (global, from 1)
+  std::uint64_t t_ns = 0;          ///< send time, CLOCK_MONOTONIC nanoseconds
+  std::array<std::int32_t, 8> c{}; ///< channel ids (first 8)
+  std::size_t n_c = 0;             ///< number of ids in c
 
   /// True iff channel id `id` is listed in c.
   bool lists(std::int32_t id) const noexcept;

@@ -15,9 +15,9 @@
 namespace herald::loadtest {
 
 nlohmann::json proc_sample::to_json() const {
-  return {{"pid", pid},           {"ok", ok},         {"rss_bytes", rss_bytes},
-          {"hwm_bytes", hwm_bytes}, {"cpu_s", cpu_s}, {"threads", threads},
-          {"open_files", open_files}};
+  return {
+    {"pid", pid},     {"ok", ok},           {"rss_bytes", rss_bytes},  {"hwm_bytes", hwm_bytes},
+    {"cpu_s", cpu_s}, {"threads", threads}, {"open_files", open_files}};
 }
 
 proc_sample sample_process(int pid, bool count_files) {
@@ -82,7 +82,9 @@ proc_sample sample_process(int pid, bool count_files) {
 double self_cpu_seconds() noexcept {
   rusage ru{};
   getrusage(RUSAGE_SELF, &ru);
-  auto tv = [](const timeval& t) { return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6; };
+  auto tv = [](const timeval& t) {
+    return static_cast<double>(t.tv_sec) + static_cast<double>(t.tv_usec) / 1e6;
+  };
   return tv(ru.ru_utime) + tv(ru.ru_stime);
 }
 

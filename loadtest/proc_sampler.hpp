@@ -12,13 +12,13 @@ namespace herald::loadtest {
 /// One reading of a process.
 struct proc_sample {
   int pid = 0;
-  bool ok = false;            ///< false when the process could not be read
-  std::int64_t t_ns = 0;      ///< CLOCK_MONOTONIC time of the reading
+  bool ok = false;             ///< false when the process could not be read
+  std::int64_t t_ns = 0;       ///< CLOCK_MONOTONIC time of the reading
   std::uint64_t rss_bytes = 0; ///< VmRSS
   std::uint64_t hwm_bytes = 0; ///< VmHWM (peak RSS since start)
-  double cpu_s = 0;           ///< utime + stime, seconds
+  double cpu_s = 0;            ///< utime + stime, seconds
   int threads = 0;
-  int open_files = -1;        ///< entries in /proc/<pid>/fd (-1 when unreadable)
+  int open_files = -1; ///< entries in /proc/<pid>/fd (-1 when unreadable)
 
   /// {"pid":..,"ok":..,"rss_bytes":..,"hwm_bytes":..,"cpu_s":..,"threads":..,"open_files":..}
   nlohmann::json to_json() const;

@@ -37,7 +37,9 @@ constexpr int max_connect_failures = 25;
 
 struct publisher::impl : std::enable_shared_from_this<publisher::impl> {
   struct conn {
-    explicit conn(asio::io_context& ioc) : socket(ioc), retry(ioc) {}
+    explicit conn(asio::io_context& ioc)
+      : socket(ioc),
+        retry(ioc) {}
     tcp::socket socket;
     asio::steady_timer retry;
     boost::beast::flat_buffer buffer;
@@ -55,7 +57,10 @@ struct publisher::impl : std::enable_shared_from_this<publisher::impl> {
   };
 
   impl(asio::io_context& ioc, publisher_config c)
-    : ioc(ioc), cfg(std::move(c)), timer(ioc), names(cfg.plan.names()),
+    : ioc(ioc),
+      cfg(std::move(c)),
+      timer(ioc),
+      names(cfg.plan.names()),
       last_offset(names.size(), 0) {
     auto colon = cfg.target.rfind(':');
     endpoint = tcp::endpoint(asio::ip::make_address_v4(cfg.target.substr(0, colon)),
@@ -83,7 +88,8 @@ struct publisher::impl : std::enable_shared_from_this<publisher::impl> {
       return;
     auto now = mono_ns();
     while (next_seq < end_seq) {
-      auto due = start_ns + static_cast<std::int64_t>(static_cast<double>(next_seq - first_seq) * 1e9 / rate);
+      auto due = start_ns +
+                 static_cast<std::int64_t>(static_cast<double>(next_seq - first_seq) * 1e9 / rate);
       if (due > now) {
         timer.expires_after(std::chrono::nanoseconds(due - now));
         timer.async_wait([self = shared_from_this()](const boost::system::error_code& ec) {
@@ -174,52 +180,52 @@ struct publisher::impl : std::enable_shared_from_this<publisher::impl> {
     boost::system::error_code ec;
     if (c.socket.is_open())
       c.socket.close(ec);
-    c.socket.async_connect(endpoint, [self = shared_from_this(), &c, g = c.gen](
-                                       const boost::system::error_code& e) {
-      if (g != c.gen)
-        return;
-      c.connecting = false;
-      if (e) {
-        self->error("connect: " + e.message());
-        if (++c.connect_failures >= max_connect_failures) {
-          self->error("gave up: cannot connect to " + self->cfg.target);
-          self->halt();
+    c.socket.async_connect(
+      endpoint, [self = shared_from_this(), &c, g = c.gen](const boost::system::error_code& e) {
+        if (g != c.gen)
+          return;
+        c.connecting = false;
+        if (e) {
+          self->error("connect: " + e.message());
+          if (++c.connect_failures >= max_connect_failures) {
+            self->error("gave up: cannot connect to " + self->cfg.target);
+            self->halt();
+            return;
+          }
+          c.retry.expires_after(std::chrono::milliseconds(200));
+          c.retry.async_wait([self, &c](const boost::system::error_code& we) {
+            if (!we)
+              self->pump(c);
+          });
           return;
         }
-        c.retry.expires_after(std::chrono::milliseconds(200));
-        c.retry.async_wait([self, &c](const boost::system::error_code& we) {
-          if (!we)
-            self->pump(c);
-        });
-        return;
-      }
-      boost::system::error_code ignored;
-      c.socket.set_option(tcp::no_delay(true), ignored);
-      c.connected = true;
-      c.connect_failures = 0;
-      c.buffer.clear();
-      self->pump(c);
-    });
+        boost::system::error_code ignored;
+        c.socket.set_option(tcp::no_delay(true), ignored);
+        c.connected = true;
+        c.connect_failures = 0;
+        c.buffer.clear();
+        self->pump(c);
+      });
   }
 
   void write(conn& c) {
     c.writing.swap(c.pending);
     c.pending.clear();
     c.write_busy = true;
-    asio::async_write(c.socket, asio::buffer(c.writing),
-                      [self = shared_from_this(), &c, g = c.gen](const boost::system::error_code& ec,
-                                                                   std::size_t) {
-                        if (g != c.gen)
-                          return;
-                        c.write_busy = false;
-                        c.writing.clear();
-                        if (ec) {
-                          self->lost(c, "write: " + ec.message());
-                          return;
-                        }
-                        if (!c.pending.empty())
-                          self->write(c);
-                      });
+    asio::async_write(
+      c.socket, asio::buffer(c.writing),
+      [self = shared_from_this(), &c, g = c.gen](const boost::system::error_code& ec, std::size_t) {
+        if (g != c.gen)
+          return;
+        c.write_busy = false;
+        c.writing.clear();
+        if (ec) {
+          self->lost(c, "write: " + ec.message());
+          return;
+        }
+        if (!c.pending.empty())
+          self->write(c);
+      });
   }
 
   // Keeps one read pending while connected, so a server closing an idle
@@ -228,26 +234,25 @@ struct publisher::impl : std::enable_shared_from_this<publisher::impl> {
     c.reading = true;
     c.parser.emplace();
     c.parser->body_limit(1024 * 1024);
-    bhttp::async_read(c.socket, c.buffer, *c.parser,
-                      [self = shared_from_this(), &c, g = c.gen](const boost::system::error_code& ec,
-                                                                   std::size_t) {
-                        if (g != c.gen)
-                          return;
-                        c.reading = false;
-                        if (ec) {
-                          if (c.inflight.empty()
-                              && (ec == bhttp::error::end_of_stream || ec == asio::error::eof
-                                  || ec == asio::error::connection_reset)) {
-                            self->reset(c); // idle connection closed by the server
-                            if (!c.backlog.empty())
-                              self->pump(c);
-                            return;
-                          }
-                          self->lost(c, "read: " + ec.message());
-                          return;
-                        }
-                        self->on_response(c);
-                      });
+    bhttp::async_read(
+      c.socket, c.buffer, *c.parser,
+      [self = shared_from_this(), &c, g = c.gen](const boost::system::error_code& ec, std::size_t) {
+        if (g != c.gen)
+          return;
+        c.reading = false;
+        if (ec) {
+          if (c.inflight.empty() && (ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+                                     ec == asio::error::connection_reset)) {
+            self->reset(c); // idle connection closed by the server
+            if (!c.backlog.empty())
+              self->pump(c);
+            return;
+          }
+          self->lost(c, "read: " + ec.message());
+          return;
+        }
+        self->on_response(c);
+      });
   }
 
   void on_response(conn& c) {
@@ -390,8 +395,7 @@ struct publisher::impl : std::enable_shared_from_this<publisher::impl> {
 };
 
 publisher::publisher(asio::io_context& ioc, publisher_config cfg)
-  : impl_(std::make_shared<impl>(ioc, std::move(cfg))) {
-}
+  : impl_(std::make_shared<impl>(ioc, std::move(cfg))) {}
 
 publisher::~publisher() = default;
 
@@ -400,7 +404,8 @@ void publisher::start(std::uint64_t first_seq, std::uint64_t count, double rate)
     std::lock_guard lock(impl_->mu);
     impl_->st.requested += count;
   }
-  asio::post(impl_->ioc, [self = impl_, first_seq, count, rate] { self->begin(first_seq, count, rate); });
+  asio::post(impl_->ioc,
+             [self = impl_, first_seq, count, rate] { self->begin(first_seq, count, rate); });
 }
 
 bool publisher::wait_idle(std::int64_t deadline_ns, const std::atomic<bool>* stop) {

@@ -38,21 +38,21 @@ struct publisher_config {
 
 /// What the publisher did so far.
 struct publisher_stats {
-  std::uint64_t requested = 0;  ///< publications asked for by start() calls
-  std::uint64_t scheduled = 0;  ///< publications whose due time has come
-  std::uint64_t sent = 0;       ///< requests written
-  std::uint64_t ok = 0;         ///< answered 200
-  std::uint64_t failed = 0;     ///< answered with an error status
-  std::uint64_t unknown = 0;    ///< connection lost before the answer (may or may not be published)
+  std::uint64_t requested = 0; ///< publications asked for by start() calls
+  std::uint64_t scheduled = 0; ///< publications whose due time has come
+  std::uint64_t sent = 0;      ///< requests written
+  std::uint64_t ok = 0;        ///< answered 200
+  std::uint64_t failed = 0;    ///< answered with an error status
+  std::uint64_t unknown = 0;   ///< connection lost before the answer (may or may not be published)
   std::vector<std::uint64_t> ok_per_channel; ///< 200 answers, by channel id
-  bool broadcast = false;       ///< a 200 named no offsets: the server ignores channels
+  bool broadcast = false;             ///< a 200 named no offsets: the server ignores channels
   std::uint64_t offset_anomalies = 0; ///< a channel's offset did not advance by exactly one
-  histogram rtt;                ///< request written -> answer read, ns
-  histogram lag;                ///< due time -> request written, ns
+  histogram rtt;                      ///< request written -> answer read, ns
+  histogram lag;                      ///< due time -> request written, ns
   std::map<std::string, std::uint64_t> errors;
   std::int64_t first_send_ns = 0;
   std::int64_t last_send_ns = 0;
-  std::int64_t last_ok_ns = 0;  ///< when the last 200 answer was read
+  std::int64_t last_ok_ns = 0; ///< when the last 200 answer was read
 
   /// True when every requested publication has an outcome.
   bool idle() const noexcept { return ok + failed + unknown >= requested; }

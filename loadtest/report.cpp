@@ -57,8 +57,8 @@ nlohmann::json map_json(const std::map<std::string, std::uint64_t>& m) {
 double server_figures::bytes_per_connection() const noexcept {
   if (connections == 0 || !before.ok || !after_connect.ok)
     return 0;
-  return (static_cast<double>(after_connect.rss_bytes) - static_cast<double>(before.rss_bytes))
-         / static_cast<double>(connections);
+  return (static_cast<double>(after_connect.rss_bytes) - static_cast<double>(before.rss_bytes)) /
+         static_cast<double>(connections);
 }
 
 double server_figures::publish_cpu_pct() const noexcept {
@@ -68,8 +68,8 @@ double server_figures::publish_cpu_pct() const noexcept {
 
 nlohmann::json percentiles_ms(const histogram& h) {
   auto v = [&](double q) { return static_cast<double>(h.value_at_quantile(q)) / 1e6; };
-  return {{"n", h.count()},   {"p50", v(0.5)},    {"p90", v(0.9)},
-          {"p99", v(0.99)},   {"p99_9", v(0.999)}, {"max", static_cast<double>(h.max()) / 1e6},
+  return {{"n", h.count()},        {"p50", v(0.5)},     {"p90", v(0.9)},
+          {"p99", v(0.99)},        {"p99_9", v(0.999)}, {"max", static_cast<double>(h.max()) / 1e6},
           {"mean", h.mean() / 1e6}};
 }
 
@@ -96,7 +96,8 @@ void print_table(std::ostream& out, const run_result& r) {
     std::ostringstream s;
     s << count(r.established) << " established, " << count(r.failed) << " failed";
     if (r.slow)
-      s << ", " << count(r.slow) << " slow (" << count(r.slow_closed_by_server) << " closed by the server)";
+      s << ", " << count(r.slow) << " slow (" << count(r.slow_closed_by_server)
+        << " closed by the server)";
     if (r.dropped)
       s << ", " << count(r.dropped) << " dropped by the server";
     s << "; all established in " << fmt("%.2f s", r.establish_s);
@@ -131,8 +132,8 @@ void print_table(std::ostream& out, const run_result& r) {
     s << ", " << r.payload_bytes << " B payload";
     row("publications", s.str());
     row("publish rtt", percentile_line(r.pub.rtt));
-    row("publish lag", "max " + ms(r.pub.lag.max()) + ", p99 " + ms(r.pub.lag.value_at_quantile(0.99))
-                         + " behind schedule");
+    row("publish lag", "max " + ms(r.pub.lag.max()) + ", p99 " +
+                         ms(r.pub.lag.value_at_quantile(0.99)) + " behind schedule");
     for (const auto& [why, n] : r.pub.errors)
       row("", count(n) + " x " + why);
     if (r.pub.offset_anomalies)
@@ -142,11 +143,12 @@ void print_table(std::ostream& out, const run_result& r) {
       << count(r.loss) << ", duplicates " << count(r.duplicates) << ", out-of-order "
       << count(r.out_of_order) << ", gap notices " << count(r.gap_notices);
     row("deliveries", d.str());
-    row("", fmt("%.0f deliveries/s", r.deliveries_per_s)
-              + (r.offset_gaps ? ", " + count(r.offset_gaps) + " offsets skipped" : std::string{})
-              + (r.unparsed ? ", " + count(r.unparsed) + " unparsed events" : std::string{})
-              + (r.pub.broadcast ? " (server ignores channels: every connection expects every publication)"
-                                 : std::string{}));
+    row("", fmt("%.0f deliveries/s", r.deliveries_per_s) +
+              (r.offset_gaps ? ", " + count(r.offset_gaps) + " offsets skipped" : std::string{}) +
+              (r.unparsed ? ", " + count(r.unparsed) + " unparsed events" : std::string{}) +
+              (r.pub.broadcast
+                 ? " (server ignores channels: every connection expects every publication)"
+                 : std::string{}));
     row("latency", percentile_line(r.latency));
     for (const auto& [what, n] : r.notices)
       row("", count(n) + " x " + what);
@@ -155,7 +157,8 @@ void print_table(std::ostream& out, const run_result& r) {
     out << "  find-max steps:\n";
     out << "    " << std::left << std::setw(10) << "rate/s" << std::setw(11) << "achieved"
         << std::setw(14) << "deliveries/s" << std::setw(11) << "p50" << std::setw(11) << "p99"
-        << std::setw(11) << "max" << std::setw(10) << "loss" << "verdict\n";
+        << std::setw(11) << "max" << std::setw(10) << "loss"
+        << "verdict\n";
     for (const auto& s : r.steps) {
       out << "    " << std::left << std::setw(10) << fmt("%.0f", s.target_rate) << std::setw(11)
           << fmt("%.0f", s.achieved_rate) << std::setw(14) << fmt("%.0f", s.deliveries_per_s)
@@ -207,12 +210,18 @@ nlohmann::json to_json(const run_result& r) {
   nlohmann::json j;
   j["started_at"] = r.started_at;
   j["wall_s"] = r.wall_s;
-  j["run"] = {{"scenario", r.scenario},         {"transport", r.transport},
-              {"targets", r.targets},           {"publish_target", r.publish_target},
-              {"connections", r.connections},   {"channels", r.channels},
-              {"user_channels", r.user_channels}, {"workers", r.workers},
-              {"source_addrs", r.source_addrs}, {"payload_bytes", r.payload_bytes},
-              {"rate", r.rate},                 {"publications", r.publications}};
+  j["run"] = {{"scenario", r.scenario},
+              {"transport", r.transport},
+              {"targets", r.targets},
+              {"publish_target", r.publish_target},
+              {"connections", r.connections},
+              {"channels", r.channels},
+              {"user_channels", r.user_channels},
+              {"workers", r.workers},
+              {"source_addrs", r.source_addrs},
+              {"payload_bytes", r.payload_bytes},
+              {"rate", r.rate},
+              {"publications", r.publications}};
   j["connections"] = {{"established", r.established},
                       {"failed", r.failed},
                       {"dropped", r.dropped},

@@ -19,13 +19,13 @@ namespace herald::loadtest {
 /// One server process watched through /proc.
 struct server_figures {
   int pid = 0;
-  std::string target;            ///< the target it serves, when known
-  std::uint64_t connections = 0; ///< connections established to it
-  proc_sample before;            ///< before any connection
-  proc_sample after_connect;     ///< once every connection was established
-  proc_sample publish_start;     ///< when publishing began
-  proc_sample publish_end;       ///< when the last delivery arrived (or draining ended)
-  proc_sample end;               ///< at the end of the run
+  std::string target;               ///< the target it serves, when known
+  std::uint64_t connections = 0;    ///< connections established to it
+  proc_sample before;               ///< before any connection
+  proc_sample after_connect;        ///< once every connection was established
+  proc_sample publish_start;        ///< when publishing began
+  proc_sample publish_end;          ///< when the last delivery arrived (or draining ended)
+  proc_sample end;                  ///< at the end of the run
   std::uint64_t peak_rss_bytes = 0; ///< highest RSS seen by the 500 ms sampler
 
   /// (RSS after connect - RSS before) / connections, bytes (0 if unknown).

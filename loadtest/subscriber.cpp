@@ -20,7 +20,9 @@ constexpr int max_reads_per_wakeup = 16;
 } // namespace
 
 subscriber::subscriber(subscriber_context& ctx, subscriber_spec spec)
-  : ctx_(ctx), spec_(std::move(spec)), socket_(ctx.ioc) {
+  : ctx_(ctx),
+    spec_(std::move(spec)),
+    socket_(ctx.ioc) {
   tracks_.reserve(spec_.channels.size());
   for (int id : spec_.channels) {
     track t;
@@ -187,8 +189,8 @@ void subscriber::on_readable() {
       return;
     }
     on_bytes(ctx_.buf.data(), n, now);
-    if (g != gen_ || (state_ != state::handshake && state_ != state::subscribing
-                      && state_ != state::established))
+    if (g != gen_ || (state_ != state::handshake && state_ != state::subscribing &&
+                      state_ != state::established))
       return;
     if (!deferred_.empty() || deferred_drop_) {
       auto why = std::move(deferred_);
@@ -238,14 +240,16 @@ void subscriber::on_bytes(const char* p, std::size_t n, std::int64_t now) {
     // Parse the rest now, while `rest` lives.
     if (spec_.kind == transport::sse) {
       sse_.feed(p, n, [&](const sse_event& ev) { on_sse_event(ev, now); });
-    } else if (!ws_.feed(p, n, [&](ws::opcode op, std::string_view m) { on_ws_message(op, m, now); })) {
+    } else if (!ws_.feed(p, n,
+                         [&](ws::opcode op, std::string_view m) { on_ws_message(op, m, now); })) {
       deferred_ = std::string{"websocket: "} + ws_.error();
     }
     return;
   }
   if (spec_.kind == transport::sse) {
     sse_.feed(p, n, [&](const sse_event& ev) { on_sse_event(ev, now); });
-  } else if (!ws_.feed(p, n, [&](ws::opcode op, std::string_view m) { on_ws_message(op, m, now); })) {
+  } else if (!ws_.feed(p, n,
+                       [&](ws::opcode op, std::string_view m) { on_ws_message(op, m, now); })) {
     if (state_ == state::established) {
       deferred_drop_ = true;
       deferred_ = std::string{"websocket: "} + ws_.error();
@@ -262,7 +266,8 @@ void subscriber::on_head(std::string_view head, std::int64_t now) {
       deferred_ = "sse: HTTP " + std::to_string(status);
       return;
     }
-    if (http::header_value(head, "Content-Type").find("text/event-stream") == std::string_view::npos) {
+    if (http::header_value(head, "Content-Type").find("text/event-stream") ==
+        std::string_view::npos) {
       deferred_ = "sse: not an event stream";
       return;
     }
@@ -373,55 +378,57 @@ void subscriber::on_sse_event(const sse_event& ev, std::int64_t now) {
 
 void subscriber::on_ws_message(ws::opcode op, std::string_view payload, std::int64_t now) {
   switch (op) {
-    case ws::opcode::text: {
-      std::string_view channel;
-      std::uint64_t offset = 0;
-      if (spec_.kind == transport::centrifugo) {
-        if (!scan_centrifugo_publication(payload, channel, offset)) {
-          on_centrifugo_control(payload, now);
-          return;
-        }
-      } else if (!scan_ws_publication(payload, channel, offset)) {
-        on_ws_control(payload);
+  case ws::opcode::text: {
+    std::string_view channel;
+    std::uint64_t offset = 0;
+    if (spec_.kind == transport::centrifugo) {
+      if (!scan_centrifugo_publication(payload, channel, offset)) {
+        on_centrifugo_control(payload, now);
         return;
       }
-      track* t = nullptr;
-      for (auto& tr : tracks_)
-        if (ctx_.channel_names[static_cast<std::size_t>(tr.id)] == channel)
-          t = &tr;
-      pub_fields f;
-      if (t == nullptr || !scan_pub_fields(payload, f)) {
-        ++ctx_.counters.unparsed;
-        return;
-      }
-      on_publication(*t, true, offset, f, now);
+    } else if (!scan_ws_publication(payload, channel, offset)) {
+      on_ws_control(payload);
       return;
     }
-    case ws::opcode::ping: {
-      std::string frame;
-      ws::append_client_frame(frame, ws::opcode::pong, payload, static_cast<std::uint32_t>(ctx_.rng()));
-      send(frame);
+    track* t = nullptr;
+    for (auto& tr : tracks_)
+      if (ctx_.channel_names[static_cast<std::size_t>(tr.id)] == channel)
+        t = &tr;
+    pub_fields f;
+    if (t == nullptr || !scan_pub_fields(payload, f)) {
+      ++ctx_.counters.unparsed;
       return;
     }
-    case ws::opcode::close: {
-      std::string frame;
-      ws::append_client_frame(frame, ws::opcode::close, payload.substr(0, 2),
-                              static_cast<std::uint32_t>(ctx_.rng()));
-      send(frame);
-      unsigned code = payload.size() >= 2 ? (static_cast<unsigned char>(payload[0]) << 8
-                                             | static_cast<unsigned char>(payload[1]))
-                                          : 1005;
-      ++ctx_.notices["ws close " + std::to_string(code)];
-      if (state_ == state::established)
-        deferred_drop_ = true;
-      deferred_ = "websocket: close " + std::to_string(code);
-      return;
-    }
-    case ws::opcode::pong:
-      return;
-    default:
-      deferred_ = "websocket: unexpected binary message";
-      return;
+    on_publication(*t, true, offset, f, now);
+    return;
+  }
+  case ws::opcode::ping: {
+    std::string frame;
+    ws::append_client_frame(frame, ws::opcode::pong, payload,
+                            static_cast<std::uint32_t>(ctx_.rng()));
+    send(frame);
+    return;
+  }
+  case ws::opcode::close: {
+    std::string frame;
+    ws::append_client_frame(frame, ws::opcode::close, payload.substr(0, 2),
+                            static_cast<std::uint32_t>(ctx_.rng()));
+    send(frame);
+    unsigned code =
+      payload.size() >= 2
+        ? (static_cast<unsigned char>(payload[0]) << 8 | static_cast<unsigned char>(payload[1]))
+        : 1005;
+    ++ctx_.notices["ws close " + std::to_string(code)];
+    if (state_ == state::established)
+      deferred_drop_ = true;
+    deferred_ = "websocket: close " + std::to_string(code);
+    return;
+  }
+  case ws::opcode::pong:
+    return;
+  default:
+    deferred_ = "websocket: unexpected binary message";
+    return;
   }
 }
 
@@ -660,7 +667,7 @@ void subscriber::drop() {
 void subscriber::check_timeout(std::int64_t now_ns, std::int64_t timeout_ns) {
   if (!in_progress() || now_ns - started_ns_ < timeout_ns)
     return;
-  const char* where = state_ == state::connecting ? "connect"
+  const char* where = state_ == state::connecting  ? "connect"
                       : state_ == state::handshake ? "handshake"
                                                    : "subscribe";
   fail(std::string{"timeout in "} + where);

@@ -65,15 +65,16 @@ public:
 
 /// State shared by every subscriber of a worker (single-threaded).
 struct subscriber_context {
-  explicit subscriber_context(asio::io_context& io) : ioc(io) {}
+  explicit subscriber_context(asio::io_context& io)
+    : ioc(io) {}
 
   asio::io_context& ioc;
-  std::vector<std::string> channel_names;    ///< by channel id
-  std::vector<std::uint32_t> channel_hashes; ///< FNV-1a of each name, by id
+  std::vector<std::string> channel_names;               ///< by channel id
+  std::vector<std::uint32_t> channel_hashes;            ///< FNV-1a of each name, by id
   std::vector<char> buf = std::vector<char>(64 * 1024); ///< shared read buffer
   delivery_counters counters;
-  histogram latency;      ///< publish-to-receive, ns, whole run
-  histogram step_latency; ///< same, since the last snapshot
+  histogram latency;                            ///< publish-to-receive, ns, whole run
+  histogram step_latency;                       ///< same, since the last snapshot
   std::map<std::string, std::uint64_t> notices; ///< gap reasons and other notices, counted
   std::mt19937_64 rng{12345};
   subscriber_events* events = nullptr;
@@ -81,11 +82,11 @@ struct subscriber_context {
 
 /// Where and how one subscriber connects.
 struct subscriber_spec {
-  std::uint64_t index = 0;   ///< global connection number
+  std::uint64_t index = 0; ///< global connection number
   transport kind = transport::sse;
-  int target_index = 0;      ///< index in the target list
+  int target_index = 0; ///< index in the target list
   tcp::endpoint target;
-  std::string host;          ///< Host header ("127.0.0.1:8080")
+  std::string host; ///< Host header ("127.0.0.1:8080")
   asio::ip::address_v4 source;
   std::vector<int> channels; ///< channel ids
   bool slow = false;         ///< stops reading once established
@@ -93,7 +94,15 @@ struct subscriber_spec {
 
 class subscriber {
 public:
-  enum class state : std::uint8_t { idle, connecting, handshake, subscribing, established, failed, closed };
+  enum class state : std::uint8_t {
+    idle,
+    connecting,
+    handshake,
+    subscribing,
+    established,
+    failed,
+    closed
+  };
 
   /// A subscriber that does nothing until start().
   subscriber(subscriber_context& ctx, subscriber_spec spec);
@@ -119,7 +128,8 @@ public:
   bool resuming() const noexcept { return resume_ && in_progress(); }
   /// True while connecting, in the handshake or subscribing.
   bool in_progress() const noexcept {
-    return state_ == state::connecting || state_ == state::handshake || state_ == state::subscribing;
+    return state_ == state::connecting || state_ == state::handshake ||
+           state_ == state::subscribing;
   }
   /// True when a resume would send a position (SSE: an id was received).
   bool has_position() const noexcept;
@@ -132,14 +142,14 @@ public:
 
 private:
   struct track {
-    int id = 0;                   // channel id
+    int id = 0;                    // channel id
     std::uint64_t last_offset = 0; // highest offset received
     std::uint64_t seen_mask = 0;   // bit i: offset last_offset - i received
     std::uint64_t last_seq = 0;    // highest seq received
     std::string epoch;             // WebSocket: epoch of the subscription
     bool offset_known = false;
     bool seq_known = false;
-    bool subscribed = false;       // WebSocket: subscribed answer received
+    bool subscribed = false; // WebSocket: subscribed answer received
   };
 
   void on_connect(const boost::system::error_code& ec);
@@ -173,13 +183,13 @@ private:
   std::vector<track> tracks_;
   sse_parser sse_;
   ws::frame_decoder ws_;
-  std::string head_;       // handshake answer being read
-  std::string ws_accept_;  // expected Sec-WebSocket-Accept during the handshake
-  std::string out_;        // bytes waiting to be written
-  std::string wbuf_;       // bytes being written
-  std::string deferred_;   // failure or drop decided inside a parser callback
+  std::string head_;      // handshake answer being read
+  std::string ws_accept_; // expected Sec-WebSocket-Accept during the handshake
+  std::string out_;       // bytes waiting to be written
+  std::string wbuf_;      // bytes being written
+  std::string deferred_;  // failure or drop decided inside a parser callback
   std::int64_t started_ns_ = 0;
-  std::uint32_t gen_ = 0;  // bumps on every close: stale completions are ignored
+  std::uint32_t gen_ = 0; // bumps on every close: stale completions are ignored
   state state_ = state::idle;
   bool resume_ = false;
   bool writing_ = false;

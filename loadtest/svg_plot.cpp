@@ -19,11 +19,20 @@ std::string escape(const std::string& s) {
   std::string out;
   for (char c : s) {
     switch (c) {
-      case '<': out += "&lt;"; break;
-      case '>': out += "&gt;"; break;
-      case '&': out += "&amp;"; break;
-      case '"': out += "&quot;"; break;
-      default: out += c;
+    case '<':
+      out += "&lt;";
+      break;
+    case '>':
+      out += "&gt;";
+      break;
+    case '&':
+      out += "&amp;";
+      break;
+    case '"':
+      out += "&quot;";
+      break;
+    default:
+      out += c;
     }
   }
   return out;
@@ -59,7 +68,8 @@ std::string tick_label(double ms) {
 
 } // namespace
 
-std::string render_percentile_svg(const std::string& title, const std::vector<plot_series>& series) {
+std::string render_percentile_svg(const std::string& title,
+                                  const std::vector<plot_series>& series) {
   // x = log10(1 / (1 - p)), capped where the data ends.
   double max_x = 2, max_ms = 0;
   for (const auto& [label, h] : series) {
@@ -77,8 +87,10 @@ std::string render_percentile_svg(const std::string& title, const std::vector<pl
 
   std::ostringstream o;
   o << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << width << R"(" height=")" << height
-    << R"(" font-family="sans-serif" font-size="12">)" << "\n";
-  o << R"(<rect width="100%" height="100%" fill="white"/>)" << "\n";
+    << R"(" font-family="sans-serif" font-size="12">)"
+    << "\n";
+  o << R"(<rect width="100%" height="100%" fill="white"/>)"
+    << "\n";
   o << R"(<text x=")" << width / 2 << R"(" y="24" text-anchor="middle" font-size="15">)"
     << escape(title) << "</text>\n";
   // Grid and axes.
@@ -91,22 +103,28 @@ std::string render_percentile_svg(const std::string& title, const std::vector<pl
   }
   for (int k = 0; k <= static_cast<int>(max_x); ++k) {
     double pct = 100.0 * (1.0 - std::pow(10.0, -k));
-    std::string label = k == 0 ? "0%" : k == 1 ? "90%" : k == 2 ? "99%" : [&] {
-      char buf[32];
-      std::snprintf(buf, sizeof buf, "%.*f%%", k - 2, pct);
-      return std::string{buf};
-    }();
+    std::string label = k == 0   ? "0%"
+                        : k == 1 ? "90%"
+                        : k == 2 ? "99%"
+                                 : [&] {
+                                     char buf[32];
+                                     std::snprintf(buf, sizeof buf, "%.*f%%", k - 2, pct);
+                                     return std::string{buf};
+                                   }();
     o << R"(<line x1=")" << num(px(k)) << R"(" x2=")" << num(px(k)) << R"(" y1=")" << top
       << R"(" y2=")" << top + ph << R"(" stroke="#ddd"/>)"
       << R"(<text x=")" << num(px(k)) << R"(" y=")" << top + ph + 18 << R"(" text-anchor="middle">)"
       << label << "</text>\n";
   }
   o << R"(<rect x=")" << left << R"(" y=")" << top << R"(" width=")" << pw << R"(" height=")" << ph
-    << R"(" fill="none" stroke="#444"/>)" << "\n";
+    << R"(" fill="none" stroke="#444"/>)"
+    << "\n";
   o << R"(<text x=")" << left + pw / 2 << R"(" y=")" << height - 18
-    << R"(" text-anchor="middle">percentile</text>)" << "\n";
+    << R"(" text-anchor="middle">percentile</text>)"
+    << "\n";
   o << R"(<text transform="translate(20 )" << top + ph / 2
-    << R"svg() rotate(-90)" text-anchor="middle">publish-to-receive latency (ms)</text>)svg" << "\n";
+    << R"svg() rotate(-90)" text-anchor="middle">publish-to-receive latency (ms)</text>)svg"
+    << "\n";
   // Curves.
   std::size_t ci = 0;
   double legend_y = top + 16;
@@ -123,9 +141,10 @@ std::string render_percentile_svg(const std::string& title, const std::vector<pl
       prev_x = x;
     }
     o << "\"/>\n";
-    o << R"(<rect x=")" << left + 12 << R"(" y=")" << legend_y - 9 << R"(" width="14" height="3" fill=")"
-      << color << R"("/>)" << R"(<text x=")" << left + 32 << R"(" y=")" << legend_y - 4 << "\">"
-      << escape(label) << "</text>\n";
+    o << R"(<rect x=")" << left + 12 << R"(" y=")" << legend_y - 9
+      << R"(" width="14" height="3" fill=")" << color << R"("/>)"
+      << R"(<text x=")" << left + 32 << R"(" y=")" << legend_y - 4 << "\">" << escape(label)
+      << "</text>\n";
     legend_y += 16;
   }
   o << "</svg>\n";
@@ -156,7 +175,8 @@ std::string count_label(double v) {
 
 } // namespace
 
-std::string render_timeline_svg(const std::string& title, const std::vector<timeline_sample>& samples,
+std::string render_timeline_svg(const std::string& title,
+                                const std::vector<timeline_sample>& samples,
                                 const std::vector<timeline_marker>& markers) {
   // Rates between consecutive samples, placed at the later sample's time.
   struct point {
@@ -167,9 +187,12 @@ std::string render_timeline_svg(const std::string& title, const std::vector<time
     double dt = samples[i].t_s - samples[i - 1].t_s;
     if (dt <= 0)
       continue;
-    auto rate = [&](std::uint64_t a, std::uint64_t b) { return b >= a ? static_cast<double>(b - a) / dt : 0.0; };
+    auto rate = [&](std::uint64_t a, std::uint64_t b) {
+      return b >= a ? static_cast<double>(b - a) / dt : 0.0;
+    };
     pts.push_back({samples[i].t_s, rate(samples[i - 1].received, samples[i].received),
-                   rate(samples[i - 1].published, samples[i].published), static_cast<double>(samples[i].open)});
+                   rate(samples[i - 1].published, samples[i].published),
+                   static_cast<double>(samples[i].open)});
   }
   double t0 = samples.empty() ? 0 : samples.front().t_s;
   double t1 = samples.empty() ? 1 : std::max(samples.back().t_s, t0 + 1);
@@ -195,37 +218,46 @@ std::string render_timeline_svg(const std::string& title, const std::vector<time
 
   std::ostringstream o;
   o << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << width << R"(" height=")" << height
-    << R"(" font-family="sans-serif" font-size="12">)" << "\n";
-  o << R"(<rect width="100%" height="100%" fill="white"/>)" << "\n";
+    << R"(" font-family="sans-serif" font-size="12">)"
+    << "\n";
+  o << R"(<rect width="100%" height="100%" fill="white"/>)"
+    << "\n";
   o << R"(<text x=")" << width / 2 << R"(" y="24" text-anchor="middle" font-size="15">)"
     << escape(title) << "</text>\n";
   for (int i = 0; i <= 5; ++i) {
     double v = y_top * i / 5, y = py(v, y_top);
-    o << R"(<line x1=")" << left << R"(" x2=")" << left + pw << R"(" y1=")" << num(y) << R"(" y2=")" << num(y)
-      << R"(" stroke="#ddd"/>)" << R"(<text x=")" << left - 8 << R"(" y=")" << num(y + 4)
-      << R"(" text-anchor="end">)" << count_label(v) << "</text>"
+    o << R"(<line x1=")" << left << R"(" x2=")" << left + pw << R"(" y1=")" << num(y) << R"(" y2=")"
+      << num(y) << R"(" stroke="#ddd"/>)"
+      << R"(<text x=")" << left - 8 << R"(" y=")" << num(y + 4) << R"(" text-anchor="end">)"
+      << count_label(v) << "</text>"
       << R"(<text x=")" << left + pw + 8 << R"(" y=")" << num(y + 4) << R"(" fill="#2ca02c">)"
       << count_label(open_top * i / 5) << "</text>\n";
   }
   double span = t1 - t0;
   double step = nice_ceiling(span / 10);
   for (double t = std::ceil(t0 / step) * step; t <= t1 + 1e-9; t += step)
-    o << R"(<line x1=")" << num(px(t)) << R"(" x2=")" << num(px(t)) << R"(" y1=")" << top << R"(" y2=")"
-      << top + ph << R"(" stroke="#eee"/>)" << R"(<text x=")" << num(px(t)) << R"(" y=")" << top + ph + 18
-      << R"(" text-anchor="middle">)" << tick_label(t) << "</text>\n";
+    o << R"(<line x1=")" << num(px(t)) << R"(" x2=")" << num(px(t)) << R"(" y1=")" << top
+      << R"(" y2=")" << top + ph << R"(" stroke="#eee"/>)"
+      << R"(<text x=")" << num(px(t)) << R"(" y=")" << top + ph + 18 << R"(" text-anchor="middle">)"
+      << tick_label(t) << "</text>\n";
   o << R"(<rect x=")" << left << R"(" y=")" << top << R"(" width=")" << pw << R"(" height=")" << ph
-    << R"(" fill="none" stroke="#444"/>)" << "\n";
+    << R"(" fill="none" stroke="#444"/>)"
+    << "\n";
   o << R"(<text x=")" << left + pw / 2 << R"(" y=")" << height - 18
-    << R"(" text-anchor="middle">seconds since the run started</text>)" << "\n";
+    << R"(" text-anchor="middle">seconds since the run started</text>)"
+    << "\n";
   o << R"(<text transform="translate(20 )" << top + ph / 2
-    << R"svg() rotate(-90)" text-anchor="middle">per second</text>)svg" << "\n";
+    << R"svg() rotate(-90)" text-anchor="middle">per second</text>)svg"
+    << "\n";
   o << R"(<text transform="translate()" << width - 12 << ' ' << top + ph / 2
-    << R"svg() rotate(90)" text-anchor="middle" fill="#2ca02c">open connections</text>)svg" << "\n";
+    << R"svg() rotate(90)" text-anchor="middle" fill="#2ca02c">open connections</text>)svg"
+    << "\n";
   double marker_y = top + 12;
   for (const auto& [label, t] : markers) {
-    o << R"(<line x1=")" << num(px(t)) << R"(" x2=")" << num(px(t)) << R"(" y1=")" << top << R"(" y2=")"
-      << top + ph << R"(" stroke="#888" stroke-dasharray="4 3"/>)" << R"(<text x=")" << num(px(t) + 4)
-      << R"(" y=")" << num(marker_y) << R"(" fill="#555">)" << escape(label) << "</text>\n";
+    o << R"(<line x1=")" << num(px(t)) << R"(" x2=")" << num(px(t)) << R"(" y1=")" << top
+      << R"(" y2=")" << top + ph << R"(" stroke="#888" stroke-dasharray="4 3"/>)"
+      << R"(<text x=")" << num(px(t) + 4) << R"(" y=")" << num(marker_y) << R"(" fill="#555">)"
+      << escape(label) << "</text>\n";
     marker_y += 14; // close markers must not print over each other
   }
   std::string pub_label = "publications/s";
@@ -248,9 +280,10 @@ std::string render_timeline_svg(const std::string& title, const std::vector<time
     for (const auto& p : pts)
       o << num(px(p.t)) << ',' << num(py(p.*l.field, l.top)) << ' ';
     o << "\"/>\n";
-    o << R"(<rect x=")" << left + 12 << R"(" y=")" << legend_y - 9 << R"(" width="14" height="3" fill=")"
-      << l.color << R"("/>)" << R"(<text x=")" << left + 32 << R"(" y=")" << legend_y - 4 << "\">"
-      << escape(l.label) << "</text>\n";
+    o << R"(<rect x=")" << left + 12 << R"(" y=")" << legend_y - 9
+      << R"(" width="14" height="3" fill=")" << l.color << R"("/>)"
+      << R"(<text x=")" << left + 32 << R"(" y=")" << legend_y - 4 << "\">" << escape(l.label)
+      << "</text>\n";
     legend_y += 16;
   }
   o << "</svg>\n";
@@ -258,7 +291,8 @@ std::string render_timeline_svg(const std::string& title, const std::vector<time
 }
 
 bool write_timeline_svg(const std::string& path, const std::string& title,
-                        const std::vector<timeline_sample>& samples, const std::vector<timeline_marker>& markers) {
+                        const std::vector<timeline_sample>& samples,
+                        const std::vector<timeline_marker>& markers) {
   std::ofstream f(path);
   if (!f)
     return false;

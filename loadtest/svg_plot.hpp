@@ -25,10 +25,10 @@ bool write_percentile_svg(const std::string& path, const std::string& title,
 
 /// One sample of a run's timeline, taken every 250 ms by the controller.
 struct timeline_sample {
-  double t_s = 0;                  ///< seconds since the run started
-  std::uint64_t received = 0;      ///< deliveries received so far (all subscribers)
-  std::uint64_t published = 0;     ///< publications written so far
-  std::uint64_t open = 0;          ///< subscriber connections open
+  double t_s = 0;              ///< seconds since the run started
+  std::uint64_t received = 0;  ///< deliveries received so far (all subscribers)
+  std::uint64_t published = 0; ///< publications written so far
+  std::uint64_t open = 0;      ///< subscriber connections open
 };
 
 /// A marked moment on the timeline (e.g. "storm" at the drop), seconds
@@ -39,12 +39,14 @@ using timeline_marker = std::pair<std::string, double>;
 /// (left axis, per second, from the differences of consecutive samples)
 /// and open connections (right axis), with vertical marker lines. Fewer
 /// than two samples give a plot with axes only.
-std::string render_timeline_svg(const std::string& title, const std::vector<timeline_sample>& samples,
+std::string render_timeline_svg(const std::string& title,
+                                const std::vector<timeline_sample>& samples,
                                 const std::vector<timeline_marker>& markers);
 
 /// Writes render_timeline_svg to `path`. Returns false when the file cannot
 /// be written.
 bool write_timeline_svg(const std::string& path, const std::string& title,
-                        const std::vector<timeline_sample>& samples, const std::vector<timeline_marker>& markers);
+                        const std::vector<timeline_sample>& samples,
+                        const std::vector<timeline_marker>& markers);
 
 } // namespace herald::loadtest

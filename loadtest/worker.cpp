@@ -49,8 +49,9 @@ worker_config worker_config::from_json(const nlohmann::json& j) {
   const auto& p = j.at("plan");
   c.plan.prefix = p.at("prefix").get<std::string>();
   c.plan.streams = p.at("streams").get<std::uint32_t>();
-  c.plan.layout = p.at("layout").get<std::string>() == "streams" ? channel_layout::streams
-                                                                 : channel_layout::streams_and_users;
+  c.plan.layout = p.at("layout").get<std::string>() == "streams"
+                    ? channel_layout::streams
+                    : channel_layout::streams_and_users;
   c.plan.seed = p.at("seed").get<std::uint64_t>();
   c.ramp_rate = j.at("ramp_rate").get<double>();
   c.slow_share = j.at("slow_share").get<double>();
@@ -73,10 +74,14 @@ bool is_slow_connection(std::uint64_t k, double share) noexcept {
 namespace {
 
 nlohmann::json counters_json(const delivery_counters& c) {
-  return {{"received", c.received},         {"duplicates", c.duplicates},
-          {"out_of_order", c.out_of_order}, {"offset_gaps", c.offset_gaps},
-          {"gap_notices", c.gap_notices},   {"unparsed", c.unparsed},
-          {"bytes", c.bytes},               {"first_recv_ns", c.first_recv_ns},
+  return {{"received", c.received},
+          {"duplicates", c.duplicates},
+          {"out_of_order", c.out_of_order},
+          {"offset_gaps", c.offset_gaps},
+          {"gap_notices", c.gap_notices},
+          {"unparsed", c.unparsed},
+          {"bytes", c.bytes},
+          {"first_recv_ns", c.first_recv_ns},
           {"last_recv_ns", c.last_recv_ns}};
 }
 
@@ -179,7 +184,7 @@ private:
       spec.kind = cfg_.transport == "ws"           ? transport::ws
                   : cfg_.transport == "centrifugo" ? transport::centrifugo
                   : cfg_.transport == "sse"        ? transport::sse
-                  : (k % 2 == 0 ? transport::sse : transport::ws);
+                                                   : (k % 2 == 0 ? transport::sse : transport::ws);
       spec.target_index = static_cast<int>(k % targets.size());
       spec.target = targets[static_cast<std::size_t>(spec.target_index)];
       spec.host = cfg_.targets[static_cast<std::size_t>(spec.target_index)];
@@ -266,9 +271,10 @@ private:
   }
 
   nlohmann::json progress_fields() const {
-    return {{"attempted", next_},   {"established", established_}, {"failed", failed_},
-            {"open", open_},        {"dropped", dropped_},         {"resuming", resuming_},
-            {"resumed", resumed_ok_}, {"resume_failed", resume_failed_},
+    return {{"attempted", next_},          {"established", established_},
+            {"failed", failed_},           {"open", open_},
+            {"dropped", dropped_},         {"resuming", resuming_},
+            {"resumed", resumed_ok_},      {"resume_failed", resume_failed_},
             {"cpu_s", self_cpu_seconds()}, {"counters", counters_json(ctx_.counters)}};
   }
 

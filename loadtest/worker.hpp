@@ -26,19 +26,19 @@ namespace herald::loadtest {
 
 /// Everything a worker needs, sent by the parent as its first line.
 struct worker_config {
-  int worker = 0;                 ///< this worker's number
-  std::uint64_t first = 0;        ///< first global connection number
-  std::uint64_t count = 0;        ///< connections of this worker
-  std::string transport = "sse";  ///< sse, ws, centrifugo or mix (even numbers SSE, odd WebSocket)
+  int worker = 0;                ///< this worker's number
+  std::uint64_t first = 0;       ///< first global connection number
+  std::uint64_t count = 0;       ///< connections of this worker
+  std::string transport = "sse"; ///< sse, ws, centrifugo or mix (even numbers SSE, odd WebSocket)
   std::vector<std::string> targets; ///< host:port, connection k uses targets[k % size]
   std::vector<std::string> sources; ///< loopback source addresses, round robin by k
   channel_plan plan;
-  double ramp_rate = 1000;        ///< connections per second (this worker's share)
-  double slow_share = 0;          ///< share of connections that stop reading
-  double connect_timeout_s = 10;  ///< an attempt not established by then fails
-  double lifetime_s = 600;        ///< hard limit: the worker exits after this
+  double ramp_rate = 1000;           ///< connections per second (this worker's share)
+  double slow_share = 0;             ///< share of connections that stop reading
+  double connect_timeout_s = 10;     ///< an attempt not established by then fails
+  double lifetime_s = 600;           ///< hard limit: the worker exits after this
   std::size_t max_connecting = 1000; ///< attempts in progress at once (ramp)
-  int resume_attempts = 3;        ///< tries per connection to resume after a drop
+  int resume_attempts = 3;           ///< tries per connection to resume after a drop
 
   nlohmann::json to_json() const;
   static worker_config from_json(const nlohmann::json& j);

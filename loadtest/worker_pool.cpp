@@ -22,7 +22,8 @@ namespace herald::loadtest {
 namespace asio = boost::asio;
 
 struct worker_pool::child {
-  explicit child(asio::io_context& ioc) : reports(ioc) {}
+  explicit child(asio::io_context& ioc)
+    : reports(ioc) {}
   pid_t pid = -1;
   int control_fd = -1; // write end of the worker's stdin
   asio::posix::stream_descriptor reports;
@@ -30,8 +31,8 @@ struct worker_pool::child {
   bool reaped = false;
 };
 
-worker_pool::worker_pool(asio::io_context& ioc) : ioc_(ioc) {
-}
+worker_pool::worker_pool(asio::io_context& ioc)
+  : ioc_(ioc) {}
 
 worker_pool::~worker_pool() {
   for (auto& c : children_) {
@@ -147,8 +148,7 @@ void worker_pool::on_line(std::size_t i, const std::string& line) {
     else if (type == "snapshot") {
       int id = j.value("id", 0); // before the move below
       v.snapshots[id] = std::move(j);
-    }
-    else if (type == "result")
+    } else if (type == "result")
       v.result = std::move(j);
   }
   cv_.notify_all();

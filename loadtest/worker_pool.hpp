@@ -24,13 +24,13 @@ namespace herald::loadtest {
 /// What the parent knows about one worker.
 struct worker_view {
   pid_t pid = -1;
-  bool alive = true;        ///< its report pipe is still open
-  nlohmann::json progress;  ///< latest progress report (null until the first)
-  nlohmann::json ready;     ///< its ready report (null until then)
-  nlohmann::json storm;     ///< its storm_done report (null until then)
-  nlohmann::json result;    ///< its final result (null until then)
+  bool alive = true;                       ///< its report pipe is still open
+  nlohmann::json progress;                 ///< latest progress report (null until the first)
+  nlohmann::json ready;                    ///< its ready report (null until then)
+  nlohmann::json storm;                    ///< its storm_done report (null until then)
+  nlohmann::json result;                   ///< its final result (null until then)
   std::map<int, nlohmann::json> snapshots; ///< snapshot replies by id
-  int exit_status = -1;     ///< after reaping: waitpid status
+  int exit_status = -1;                    ///< after reaping: waitpid status
 };
 
 class worker_pool {

@@ -26,7 +26,9 @@ std::array<std::uint8_t, 20> sha1(std::string_view msg) {
   for (std::size_t off = 0; off < m.size(); off += 64) {
     std::uint32_t w[80];
     for (int i = 0; i < 16; ++i) {
-      auto b = [&](int k) { return static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + i * 4 + k])); };
+      auto b = [&](int k) {
+        return static_cast<std::uint32_t>(static_cast<unsigned char>(m[off + i * 4 + k]));
+      };
       w[i] = (b(0) << 24) | (b(1) << 16) | (b(2) << 8) | b(3);
     }
     for (int i = 16; i < 80; ++i)
@@ -130,7 +132,8 @@ void append_client_frame(std::string& out, opcode op, std::string_view payload,
     for (int i = 7; i >= 0; --i)
       out.push_back(static_cast<char>((static_cast<std::uint64_t>(n) >> (i * 8)) & 0xff));
   }
-  unsigned char key[4] = {static_cast<unsigned char>(mask >> 24), static_cast<unsigned char>(mask >> 16),
+  unsigned char key[4] = {static_cast<unsigned char>(mask >> 24),
+                          static_cast<unsigned char>(mask >> 16),
                           static_cast<unsigned char>(mask >> 8), static_cast<unsigned char>(mask)};
   out.append(reinterpret_cast<const char*>(key), 4);
   auto start = out.size();

@@ -35,8 +35,7 @@ std::string accept_for_key(std::string_view key);
 
 /// Appends one complete (FIN) client frame, masked with `mask` as RFC 6455
 /// requires of clients, to `out`.
-void append_client_frame(std::string& out, opcode op, std::string_view payload,
-                         std::uint32_t mask);
+void append_client_frame(std::string& out, opcode op, std::string_view payload, std::uint32_t mask);
 
 /// Base64 (RFC 4648, with padding) of `n` bytes.
 std::string base64(const void* data, std::size_t n);
@@ -47,7 +46,8 @@ std::string base64(const void* data, std::size_t n);
 class frame_decoder {
 public:
   /// Largest message accepted (bytes); above it the decoder fails.
-  explicit frame_decoder(std::size_t max_message = 16 * 1024 * 1024) : max_message_(max_message) {}
+  explicit frame_decoder(std::size_t max_message = 16 * 1024 * 1024)
+    : max_message_(max_message) {}
 
   /// Decodes `n` bytes at `p`, calling `on_message(opcode, std::string_view)`
   /// for each complete data message (text or binary, reassembled) and each
@@ -98,7 +98,8 @@ private:
         return false;
       if (r == 0 || n - used - h.header_size < h.payload_size)
         return true; // incomplete frame: wait for more bytes
-      std::string_view payload(data + used + h.header_size, static_cast<std::size_t>(h.payload_size));
+      std::string_view payload(data + used + h.header_size,
+                               static_cast<std::size_t>(h.payload_size));
       used += h.header_size + static_cast<std::size_t>(h.payload_size);
       if (static_cast<std::uint8_t>(h.op) >= 0x8) {
         on_message(h.op, payload);

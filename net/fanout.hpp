@@ -31,10 +31,10 @@ namespace herald::net {
 /// A channel's answer to one subscribe, as the subscriber's session receives it.
 struct subscription_answer {
   std::string channel;
-  std::uint64_t request = 0;      ///< the connection's number for the subscribe it answers
-  stream_position position;       ///< epoch and offset of the channel's latest publication
-  bool recovered = false;         ///< a cursor was given and every missed publication is in `replay`
-  std::string reason;             ///< why recovery failed ("epoch_changed", ...; empty otherwise)
+  std::uint64_t request = 0; ///< the connection's number for the subscribe it answers
+  stream_position position;  ///< epoch and offset of the channel's latest publication
+  bool recovered = false;    ///< a cursor was given and every missed publication is in `replay`
+  std::string reason;        ///< why recovery failed ("epoch_changed", ...; empty otherwise)
   std::vector<publication_ptr> replay; ///< the missed publications, in offset order
 };
 

@@ -45,7 +45,6 @@ struct close_request {
 /// Outbound interface of one client connection.
 class frame_sink : public subscriber_sink {
 public:
-
   /// Queues `body` for the client, preceded by `prefix` (an SSE `id:` line,
   /// or empty). `body` must not be null. `accepted_ns`: when the publication
   /// in `body` was accepted (net/obs/metrics.hpp now_ns()), so the session can

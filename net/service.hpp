@@ -29,10 +29,10 @@ class ws_session;
 
 /// A validated SSE subscription request (GET /v1/sse).
 struct sse_subscription {
-  std::vector<std::string> channels;      ///< valid, distinct, request order
-  std::vector<sse::cursor_entry> cursor;  ///< from Last-Event-ID / last_event_id
-  bool has_cursor = false;                ///< a cursor was sent (maybe empty of known channels)
-  auth::principal who;                    ///< the client, checked for every channel (docs/auth.md)
+  std::vector<std::string> channels;     ///< valid, distinct, request order
+  std::vector<sse::cursor_entry> cursor; ///< from Last-Event-ID / last_event_id
+  bool has_cursor = false;               ///< a cursor was sent (maybe empty of known channels)
+  auth::principal who;                   ///< the client, checked for every channel (docs/auth.md)
 };
 
 class service {
@@ -59,8 +59,8 @@ public:
 
   /// Completion of a channel query: `ok` false when this instance cannot
   /// answer (cluster mode, a channel without local subscribers). Any thread.
-  using history_done = std::function<void(bool ok, stream_position position,
-                                          std::vector<publication_ptr> latest)>;
+  using history_done =
+    std::function<void(bool ok, stream_position position, std::vector<publication_ptr> latest)>;
 
   /// A channel's current position and at most `limit` of its latest
   /// publications, oldest first (`channel` validated; `limit` 0: the
@@ -86,8 +86,7 @@ public:
   /// already). `message` is the server's text, never the request target, so
   /// no query string (which may carry `token=`) reaches the log. `peer` is
   /// "address:port". Called on the session's strand; must return at once.
-  virtual void request_refused(errc code, std::string_view message, std::string_view peer) {
-  }
+  virtual void request_refused(errc code, std::string_view message, std::string_view peer) {}
 
   /// True once shutdown began: new requests (on new or kept-alive
   /// connections) are refused with 503 shutting_down and the connection closed.

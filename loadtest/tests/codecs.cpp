@@ -53,7 +53,7 @@ TEST_CASE("SSE parser handles any split and every line ending") {
     REQUIRE(ev[1].id == "a-2");
     REQUIRE(ev[2].event == "message");
     REQUIRE(ev[2].data == "no-space");
-    REQUIRE(ev[2].id == "a-2"); // the last event id persists
+    REQUIRE(ev[2].id == "a-2");        // the last event id persists
     REQUIRE(ev[3].event == "message"); // an undispatched event type does not leak
   }
 }
@@ -92,9 +92,9 @@ TEST_CASE("WebSocket decoder reassembles fragments across reads") {
     ws::frame_decoder d;
     std::vector<std::pair<ws::opcode, std::string>> got;
     for (std::size_t i = 0; i < s.size(); i += piece)
-      REQUIRE(d.feed(s.data() + i, std::min(piece, s.size() - i), [&](ws::opcode op, std::string_view m) {
-        got.emplace_back(op, std::string{m});
-      }));
+      REQUIRE(
+        d.feed(s.data() + i, std::min(piece, s.size() - i),
+               [&](ws::opcode op, std::string_view m) { got.emplace_back(op, std::string{m}); }));
     REQUIRE(got.size() == 3);
     REQUIRE(got[0].first == ws::opcode::ping);
     REQUIRE(got[1] == std::make_pair(ws::opcode::text, std::string{"Hello"}));
@@ -116,7 +116,8 @@ TEST_CASE("publication data round-trips through the scanners") {
   REQUIRE(f.lists(17));
   REQUIRE_FALSE(f.lists(4));
   // Herald re-serialises data with sorted keys; the scanner does not care.
-  std::string frame = R"({"op":"publication","channel":"stream:lt-3","offset":9,"event":"loadtest","data":{"c":[3],"pad":"xx","seq":7,"t":99}})";
+  std::string frame =
+    R"({"op":"publication","channel":"stream:lt-3","offset":9,"event":"loadtest","data":{"c":[3],"pad":"xx","seq":7,"t":99}})";
   std::string_view ch;
   std::uint64_t off = 0;
   REQUIRE(scan_ws_publication(frame, ch, off));
@@ -131,7 +132,8 @@ TEST_CASE("publication data round-trips through the scanners") {
 
 TEST_CASE("Centrifugo publication pushes give their channel and offset") {
   // The offset follows the data, which may itself hold an "offset" key.
-  std::string push = R"({"push":{"channel":"stream:lt-3","pub":{"data":{"c":[3],"offset":1,"seq":7,"t":99},"offset":12,"tags":{"event":"loadtest"}}}})";
+  std::string push =
+    R"({"push":{"channel":"stream:lt-3","pub":{"data":{"c":[3],"offset":1,"seq":7,"t":99},"offset":12,"tags":{"event":"loadtest"}}}})";
   std::string_view ch;
   std::uint64_t off = 0;
   REQUIRE(scan_centrifugo_publication(push, ch, off));
@@ -141,7 +143,8 @@ TEST_CASE("Centrifugo publication pushes give their channel and offset") {
   REQUIRE(scan_pub_fields(push, f));
   CHECK(f.seq == 7);
   CHECK_FALSE(scan_centrifugo_publication(R"({"id":2,"subscribe":{"offset":3}})", ch, off));
-  CHECK_FALSE(scan_centrifugo_publication(R"({"push":{"channel":"x","unsubscribe":{"code":2500}}})", ch, off));
+  CHECK_FALSE(scan_centrifugo_publication(R"({"push":{"channel":"x","unsubscribe":{"code":2500}}})",
+                                          ch, off));
   CHECK_FALSE(scan_centrifugo_publication("{}", ch, off));
 }
 
@@ -161,7 +164,8 @@ TEST_CASE("SSE cursors parse into entries") {
 }
 
 TEST_CASE("response heads") {
-  std::string head = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: websocket\r\nsec-websocket-accept:  abc \r\n\r\nrest";
+  std::string head = "HTTP/1.1 101 Switching Protocols\r\nUpgrade: "
+                     "websocket\r\nsec-websocket-accept:  abc \r\n\r\nrest";
   auto end = http::head_end(head);
   REQUIRE(end == head.size() - 4);
   REQUIRE(http::status_code(head) == 101);
@@ -211,7 +215,8 @@ TEST_CASE("percentile SVG renders") {
 TEST_CASE("throughput SVG draws the rates between samples and the markers") {
   using herald::loadtest::timeline_sample;
   // 1,000 deliveries/s and 10 publications/s for 2 s, then nothing.
-  std::vector<timeline_sample> s{{0.0, 0, 0, 100}, {1.0, 1000, 10, 100}, {2.0, 2000, 20, 100}, {3.0, 2000, 20, 50}};
+  std::vector<timeline_sample> s{
+    {0.0, 0, 0, 100}, {1.0, 1000, 10, 100}, {2.0, 2000, 20, 100}, {3.0, 2000, 20, 50}};
   auto svg = render_timeline_svg("run <a>", s, {{"storm", 1.5}});
   REQUIRE(svg.find("<svg") == 0);
   REQUIRE(svg.find("run &lt;a&gt;") != std::string::npos);

@@ -24,9 +24,8 @@ gate_result check_ws_upgrade(const policy& p, std::string_view origin, std::stri
   return r;
 }
 
-gate_result check_sse(const policy& p, std::string_view authorization,
-                      std::string_view query_token, const std::vector<std::string>& channels,
-                      std::int64_t now) {
+gate_result check_sse(const policy& p, std::string_view authorization, std::string_view query_token,
+                      const std::vector<std::string>& channels, std::int64_t now) {
   gate_result r;
   auto token = authorization.empty() ? query_token : bearer_token(authorization);
   if (!authorization.empty() && token.empty() && !p.auth_off())

@@ -15,9 +15,9 @@ namespace herald::net::auth {
 
 /// Outcome of a gate: errc::none and the principal, or the refusal.
 struct gate_result {
-  errc code = errc::none;  ///< none, unauthorized (401) or forbidden (403)
-  std::string message;     ///< says why; never contains the token
-  principal who;           ///< the client, when accepted
+  errc code = errc::none; ///< none, unauthorized (401) or forbidden (403)
+  std::string message;    ///< says why; never contains the token
+  principal who;          ///< the client, when accepted
 };
 
 /// POST /v1/publish: `authorization` is the header value (may be empty).
@@ -38,8 +38,7 @@ gate_result check_ws_upgrade(const policy& p, std::string_view origin, std::stri
 /// read one of `channels` is `forbidden` naming the first such channel (the
 /// whole request is refused: nothing is streamed).
 /// @param channels valid channel names (validate_channel).
-gate_result check_sse(const policy& p, std::string_view authorization,
-                      std::string_view query_token, const std::vector<std::string>& channels,
-                      std::int64_t now);
+gate_result check_sse(const policy& p, std::string_view authorization, std::string_view query_token,
+                      const std::vector<std::string>& channels, std::int64_t now);
 
 } // namespace herald::net::auth

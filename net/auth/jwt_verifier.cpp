@@ -25,16 +25,19 @@ using jwt_ptr = std::unique_ptr<jwt_t, jwt_deleter>;
 
 jwt_alg_t libjwt_alg(jwt_algorithm a) noexcept {
   switch (a) {
-    case jwt_algorithm::hs256: return JWT_ALG_HS256;
-    case jwt_algorithm::rs256: return JWT_ALG_RS256;
-    case jwt_algorithm::es256: return JWT_ALG_ES256;
+  case jwt_algorithm::hs256:
+    return JWT_ALG_HS256;
+  case jwt_algorithm::rs256:
+    return JWT_ALG_RS256;
+  case jwt_algorithm::es256:
+    return JWT_ALG_ES256;
   }
   return JWT_ALG_INVAL;
 }
 
 bool is_b64url(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-'
-         || c == '_';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '-' ||
+         c == '_';
 }
 
 // Compact JWS: three base64url parts (RFC 7515 §7.1). The signature part may
@@ -137,28 +140,44 @@ std::optional<jwt_algorithm> parse_algorithm(std::string_view name) noexcept {
 
 std::string_view to_string(jwt_algorithm a) noexcept {
   switch (a) {
-    case jwt_algorithm::hs256: return "HS256";
-    case jwt_algorithm::rs256: return "RS256";
-    case jwt_algorithm::es256: return "ES256";
+  case jwt_algorithm::hs256:
+    return "HS256";
+  case jwt_algorithm::rs256:
+    return "RS256";
+  case jwt_algorithm::es256:
+    return "ES256";
   }
   return "?";
 }
 
 std::string_view to_string(token_error e) noexcept {
   switch (e) {
-    case token_error::none: return "ok";
-    case token_error::missing: return "no token";
-    case token_error::too_large: return "token too large";
-    case token_error::malformed: return "malformed token";
-    case token_error::wrong_algorithm: return "token algorithm not accepted";
-    case token_error::bad_signature: return "token signature invalid";
-    case token_error::missing_exp: return "token has no exp";
-    case token_error::expired: return "token expired";
-    case token_error::not_yet_valid: return "token not yet valid";
-    case token_error::issued_in_future: return "token issued in the future";
-    case token_error::wrong_issuer: return "token issuer not accepted";
-    case token_error::wrong_audience: return "token audience not accepted";
-    case token_error::missing_sub: return "token has no sub";
+  case token_error::none:
+    return "ok";
+  case token_error::missing:
+    return "no token";
+  case token_error::too_large:
+    return "token too large";
+  case token_error::malformed:
+    return "malformed token";
+  case token_error::wrong_algorithm:
+    return "token algorithm not accepted";
+  case token_error::bad_signature:
+    return "token signature invalid";
+  case token_error::missing_exp:
+    return "token has no exp";
+  case token_error::expired:
+    return "token expired";
+  case token_error::not_yet_valid:
+    return "token not yet valid";
+  case token_error::issued_in_future:
+    return "token issued in the future";
+  case token_error::wrong_issuer:
+    return "token issuer not accepted";
+  case token_error::wrong_audience:
+    return "token audience not accepted";
+  case token_error::missing_sub:
+    return "token has no sub";
   }
   return "invalid token";
 }
@@ -191,9 +210,9 @@ std::shared_ptr<const jwt_verifier> jwt_verifier::create(jwt_config cfg, std::st
     } else {
       char group[64] = {0};
       std::size_t len = 0;
-      if (EVP_PKEY_base_id(key.get()) != EVP_PKEY_EC
-          || EVP_PKEY_get_group_name(key.get(), group, sizeof group, &len) != 1
-          || std::strcmp(group, "prime256v1") != 0) {
+      if (EVP_PKEY_base_id(key.get()) != EVP_PKEY_EC ||
+          EVP_PKEY_get_group_name(key.get(), group, sizeof group, &len) != 1 ||
+          std::strcmp(group, "prime256v1") != 0) {
         error = "ES256 needs an EC public key on curve P-256 (prime256v1)";
         return nullptr;
       }

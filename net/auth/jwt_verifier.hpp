@@ -58,8 +58,8 @@ inline constexpr std::size_t max_token_bytes = 8192;
 
 /// The claims Herald uses from a verified token.
 struct claims {
-  std::string sub;         ///< subject: a Stellar account (G..., or G...:memo) or any id
-  std::int64_t exp = 0;    ///< expiry, seconds since the Unix epoch
+  std::string sub;      ///< subject: a Stellar account (G..., or G...:memo) or any id
+  std::int64_t exp = 0; ///< expiry, seconds since the Unix epoch
   /// The optional `channels` claim: channel names, each maybe ending in `*`
   /// (prefix wildcard). nullopt when the token has no such claim.
   std::optional<std::vector<std::string>> channels;
@@ -92,7 +92,8 @@ public:
   const jwt_config& config() const noexcept { return cfg_; }
 
 private:
-  explicit jwt_verifier(jwt_config cfg) : cfg_(std::move(cfg)) {}
+  explicit jwt_verifier(jwt_config cfg)
+    : cfg_(std::move(cfg)) {}
   jwt_config cfg_;
 };
 

@@ -14,11 +14,10 @@ namespace herald::net::auth {
 namespace {
 
 bool iequals(std::string_view a, std::string_view b) noexcept {
-  return a.size() == b.size()
-         && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
-              return std::tolower(static_cast<unsigned char>(x))
-                     == std::tolower(static_cast<unsigned char>(y));
-            });
+  return a.size() == b.size() && std::equal(a.begin(), a.end(), b.begin(), [](char x, char y) {
+           return std::tolower(static_cast<unsigned char>(x)) ==
+                  std::tolower(static_cast<unsigned char>(y));
+         });
 }
 
 bool claim_allows(const std::vector<std::string>& list, std::string_view channel) {
@@ -59,8 +58,8 @@ bool api_key_accepted(const policy& p, std::string_view authorization) {
     return true;
   auto given = digest_of(bearer_token(authorization));
   // Digests have a fixed length: the comparison time says nothing about the key.
-  return CRYPTO_memcmp(given.data(), p.api_key_digest->data(), given.size()) == 0
-         && !bearer_token(authorization).empty();
+  return CRYPTO_memcmp(given.data(), p.api_key_digest->data(), given.size()) == 0 &&
+         !bearer_token(authorization).empty();
 }
 
 namespace {
@@ -133,8 +132,9 @@ bool origin_allowed(const policy& p, std::string_view origin, std::string_view h
       return true;
   if (!host.empty()) {
     for (std::string_view scheme : {"http://", "https://"})
-      if (origin.size() == scheme.size() + host.size() && iequals(origin.substr(0, scheme.size()), scheme)
-          && iequals(origin.substr(scheme.size()), host))
+      if (origin.size() == scheme.size() + host.size() &&
+          iequals(origin.substr(0, scheme.size()), scheme) &&
+          iequals(origin.substr(scheme.size()), host))
         return true;
   }
   return false;

@@ -22,8 +22,8 @@ struct principal {
   /// True once a valid token was presented (or authentication is off:
   /// --insecure without a JWT key).
   bool authenticated = false;
-  std::string sub;          ///< the token's `sub` (empty when anonymous or auth is off)
-  std::int64_t exp = 0;     ///< token expiry, seconds since the Unix epoch; 0: never
+  std::string sub;      ///< the token's `sub` (empty when anonymous or auth is off)
+  std::int64_t exp = 0; ///< token expiry, seconds since the Unix epoch; 0: never
   std::optional<std::vector<std::string>> channels; ///< the `channels` claim, when present
 };
 
@@ -38,7 +38,7 @@ struct policy {
   bool anonymous_streams = false;           ///< clients without a token may read stream: channels
   std::vector<std::string> allowed_origins; ///< browser origins allowed; "*": any
   std::chrono::milliseconds ws_auth_timeout{5'000}; ///< time to send {"op":"connect"}
-  std::chrono::seconds refresh_grace{25};   ///< WS: refresh window before expiry
+  std::chrono::seconds refresh_grace{25};           ///< WS: refresh window before expiry
 
   /// True when subscribers need no token at all (--insecure, no JWT key).
   bool auth_off() const noexcept { return verifier == nullptr; }
@@ -70,8 +70,7 @@ std::string_view bearer_token(std::string_view authorization) noexcept;
 /// Verifies `token` at `now` (s since the Unix epoch) and makes the
 /// principal. With auth off returns an authenticated principal without
 /// looking at the token. @returns token_error::none or why it was refused.
-token_error authenticate(const policy& p, std::string_view token, std::int64_t now,
-                         principal& out);
+token_error authenticate(const policy& p, std::string_view token, std::int64_t now, principal& out);
 
 /// The anonymous principal of a connection that sent no token: with auth
 /// off it may read everything; otherwise it is not authenticated.

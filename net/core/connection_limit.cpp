@@ -29,7 +29,9 @@ std::shared_ptr<void> connection_limit::acquire(const asio::ip::address& peer) {
   }
   // The slot keeps the limit alive: sessions may outlive the listener.
   struct slot {
-    slot(std::shared_ptr<connection_limit> o, std::string k) : owner(std::move(o)), key(std::move(k)) {}
+    slot(std::shared_ptr<connection_limit> o, std::string k)
+      : owner(std::move(o)),
+        key(std::move(k)) {}
     slot(const slot&) = delete;
     slot& operator=(const slot&) = delete;
     ~slot() { owner->release(key); }
@@ -62,14 +64,14 @@ struct refusal : std::enable_shared_from_this<refusal> {
   std::string response;
   std::array<char, 4096> sink{};
 
-  refusal(tcp::socket s, std::size_t limit) : stream(std::move(s)) {
-    auto body = error_body(errc::too_many_connections,
-                           "at most " + std::to_string(limit)
-                             + " connections at once from one address");
+  refusal(tcp::socket s, std::size_t limit)
+    : stream(std::move(s)) {
+    auto body = error_body(errc::too_many_connections, "at most " + std::to_string(limit) +
+                                                         " connections at once from one address");
     response = "HTTP/1.1 429 Too Many Requests\r\nServer: herald\r\n"
                "Content-Type: application/json\r\nCache-Control: no-store\r\n"
-               "Connection: close\r\nContent-Length: "
-               + std::to_string(body.size()) + "\r\n\r\n" + body;
+               "Connection: close\r\nContent-Length: " +
+               std::to_string(body.size()) + "\r\n\r\n" + body;
   }
 
   void run(std::chrono::milliseconds write_timeout) {

@@ -39,7 +39,8 @@ public:
   std::size_t max_per_address() const noexcept { return max_; }
 
 private:
-  explicit connection_limit(std::size_t max_per_address) : max_(max_per_address) {}
+  explicit connection_limit(std::size_t max_per_address)
+    : max_(max_per_address) {}
   static std::string key_of(const asio::ip::address& a);
   void release(const std::string& key);
 

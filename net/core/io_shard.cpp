@@ -2,7 +2,8 @@
 
 namespace herald::net {
 
-io_shard::io_shard(asio::execution_context& ctx) : asio::execution_context::service(ctx) {
+io_shard::io_shard(asio::execution_context& ctx)
+  : asio::execution_context::service(ctx) {
   // Only ever created through io_shard::of(), on an io_context.
   ioc_ = static_cast<asio::io_context*>(&ctx);
 }

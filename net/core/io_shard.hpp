@@ -44,9 +44,9 @@ public:
 private:
   friend class io_shards;
   struct item {
-    publication_ptr pub;           ///< fan-out: the publication ...
-    subscriber_list_ptr list;      ///< ... and the sessions it goes to
-    std::function<void()> task;    ///< otherwise: a task
+    publication_ptr pub;        ///< fan-out: the publication ...
+    subscriber_list_ptr list;   ///< ... and the sessions it goes to
+    std::function<void()> task; ///< otherwise: a task
   };
 
   void push(item it);

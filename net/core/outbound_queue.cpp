@@ -34,8 +34,8 @@ outbound_queue::watermark outbound_queue::push(std::string prefix, frame body,
   return watermark::none;
 }
 
-std::size_t outbound_queue::begin_write(std::vector<std::string_view>& out,
-                                        std::size_t max_items, std::size_t max_bytes) {
+std::size_t outbound_queue::begin_write(std::vector<std::string_view>& out, std::size_t max_items,
+                                        std::size_t max_bytes) {
   std::size_t total = 0;
   while (head_ < items_.size() && flight_.size() < max_items) {
     auto& it = items_[head_];

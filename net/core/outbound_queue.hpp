@@ -25,7 +25,8 @@ public:
   enum class watermark { none, crossed_high, back_to_low };
 
   /// @param high_water_mark bytes; the low-water mark is half of it.
-  explicit outbound_queue(std::size_t high_water_mark) : hwm_(high_water_mark) {}
+  explicit outbound_queue(std::size_t high_water_mark)
+    : hwm_(high_water_mark) {}
   /// Takes what is still queued off the outbound-bytes gauge.
   ~outbound_queue();
   outbound_queue(const outbound_queue&) = delete;

@@ -34,17 +34,16 @@ stream_session::stream_session(tcp::socket socket, const session_options& opts,
 }
 
 void stream_session::deliver(std::string prefix, frame body, std::int64_t accepted_ns) {
-  shard_->post([self = shared_from_this(), p = std::move(prefix), b = std::move(body),
-                accepted_ns]() mutable {
-    if (!self->closing_ && !self->closed_)
-      self->push_message(std::move(p), std::move(b), accepted_ns);
-  });
+  shard_->post(
+    [self = shared_from_this(), p = std::move(prefix), b = std::move(body), accepted_ns]() mutable {
+      if (!self->closing_ && !self->closed_)
+        self->push_message(std::move(p), std::move(b), accepted_ns);
+    });
 }
 
 void stream_session::close(close_request req) {
-  shard_->post([self = shared_from_this(), r = std::move(req)]() mutable {
-    self->on_close(std::move(r));
-  });
+  shard_->post(
+    [self = shared_from_this(), r = std::move(req)]() mutable { self->on_close(std::move(r)); });
 }
 
 void stream_session::begin(std::vector<std::string> channels,
@@ -65,11 +64,11 @@ void stream_session::expect(std::string channel, std::uint64_t request, nlohmann
 }
 
 void stream_session::forget(std::string channel, std::optional<nlohmann::json> unsub_id) {
-  shard_->post([self = shared_from_this(), c = std::move(channel),
-                u = std::move(unsub_id)]() mutable {
-    if (!self->closed_)
-      self->table_.forget(c, std::move(u));
-  });
+  shard_->post(
+    [self = shared_from_this(), c = std::move(channel), u = std::move(unsub_id)]() mutable {
+      if (!self->closed_)
+        self->table_.forget(c, std::move(u));
+    });
 }
 
 void stream_session::on_answer(const subscription_answer& a) {
@@ -91,7 +90,10 @@ void stream_session::push(std::string prefix, frame body, std::int64_t accepted_
   if (!closing_ && queue_.bytes() > 2 * queue_.high_water_mark()) {
     // The actor's policy should have closed us already; do not grow further.
     const auto& row = info(errc::slow_client);
-    on_close({close_reason::slow_client, row.close_code, "slow client: outbound buffer over its limit", {}});
+    on_close({close_reason::slow_client,
+              row.close_code,
+              "slow client: outbound buffer over its limit",
+              {}});
     return;
   }
   if (!queue_.writing())

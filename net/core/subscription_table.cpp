@@ -123,8 +123,8 @@ bool subscription_table::gap(entry& e, std::string_view reason) {
   } else if (dialect_ == ws::dialect::centrifugo) {
     // The SDK answers a code >= 2500 by subscribing again from its last
     // position (and recovers); until then nothing more is written.
-    out_.write_message({}, cf::encode_unsubscribe_push(e.channel, cf::gap_unsubscribe_code,
-                                                       reason));
+    out_.write_message({},
+                       cf::encode_unsubscribe_push(e.channel, cf::gap_unsubscribe_code, reason));
     e.active = false;
     e.request = ~std::uint64_t{0}; // no answer is awaited: only a new subscribe revives it
     return false;
@@ -213,14 +213,14 @@ void subscription_table::on_answer(const subscription_answer& a) {
   if (e == nullptr || e->active || (e->request != 0 && e->request != a.request))
     return; // a stale answer: the subscribe was cancelled or renewed
   if (waiting_ == 0) {
-    if (dialect_ == ws::dialect::centrifugo && e->since && !a.recovered
-        && e->reject_unrecovered) {
+    if (dialect_ == ws::dialect::centrifugo && e->since && !a.recovered && e->reject_unrecovered) {
       // Flag bit 2: the client loads its state elsewhere (getState) and
       // subscribes again from a position it can recover from.
       metrics::recovery(false);
       out_.write_message({}, cf::encode_error(cf_id(e->id), cf::error_code::unrecoverable_position,
-                                              a.reason.empty() ? std::string_view{"unrecoverable position"}
-                                                               : std::string_view{a.reason}));
+                                              a.reason.empty()
+                                                ? std::string_view{"unrecoverable position"}
+                                                : std::string_view{a.reason}));
       entries_.erase(entries_.begin() + (e - entries_.data()));
       return;
     }

@@ -57,7 +57,9 @@ public:
     virtual void write_message(std::string id_line, std::string body) = 0;
   };
 
-  subscription_table(transport kind, output& out) : kind_(kind), out_(out) {}
+  subscription_table(transport kind, output& out)
+    : kind_(kind),
+      out_(out) {}
 
   /// WebSocket: the command layer replies are written in (default: Herald's).
   /// Call before the first expect().
@@ -100,16 +102,16 @@ public:
 private:
   struct entry {
     std::string channel;
-    std::uint32_t hash = 0;                ///< sse::channel_hash(channel)
-    stream_position position;              ///< last publication written
+    std::uint32_t hash = 0;   ///< sse::channel_hash(channel)
+    stream_position position; ///< last publication written
     /// SSE: "<hash>-<epoch>-", the part of this entry's cursor that changes
     /// only with the epoch (kept so an id line costs an append and a number).
     std::string cursor_head;
-    std::optional<stream_position> since;  ///< pending: where to recover from
-    nlohmann::json id;                     ///< WS: id of the pending subscribe
-    std::uint64_t request = 0;             ///< WS: number of the pending subscribe (0: any)
-    bool active = false;                   ///< the channel answered
-    bool reject_unrecovered = false;       ///< Centrifugo: 112 rather than recovered:false
+    std::optional<stream_position> since; ///< pending: where to recover from
+    nlohmann::json id;                    ///< WS: id of the pending subscribe
+    std::uint64_t request = 0;            ///< WS: number of the pending subscribe (0: any)
+    bool active = false;                  ///< the channel answered
+    bool reject_unrecovered = false;      ///< Centrifugo: 112 rather than recovered:false
   };
 
   entry* find(const std::string& channel) noexcept;
@@ -129,11 +131,11 @@ private:
   transport kind_;
   ws::dialect dialect_ = ws::dialect::herald;
   output& out_;
-  std::vector<entry> entries_;          ///< few per connection: a vector beats a map
-  std::size_t ids_written_ = 0;         ///< SSE: events written with an id line
-  std::size_t waiting_ = 0;             ///< SSE: channels of begin() not answered yet
+  std::vector<entry> entries_;                ///< few per connection: a vector beats a map
+  std::size_t ids_written_ = 0;               ///< SSE: events written with an id line
+  std::size_t waiting_ = 0;                   ///< SSE: channels of begin() not answered yet
   std::vector<subscription_answer> answered_; ///< SSE: answers held until all arrived
-  std::vector<publication_ptr> held_;   ///< SSE: live publications held meanwhile
+  std::vector<publication_ptr> held_;         ///< SSE: live publications held meanwhile
 };
 
 } // namespace herald::net

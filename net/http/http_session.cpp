@@ -15,13 +15,12 @@
 #include "net/wire/ws/upgrade.hpp"
 #include "net/ws/ws_session.hpp"
 
-
 namespace herald::net::http {
 
-using obs::readyz_body;
-using obs::status_json;
 using obs::info_json;
 using obs::metrics_content_type;
+using obs::readyz_body;
+using obs::status_json;
 using obs::wants_json;
 
 namespace {
@@ -53,8 +52,7 @@ http_session::http_session(tcp::socket socket, const session_options& opts, serv
     service_(svc),
     pages_(pages),
     slot_(std::move(slot)),
-    header_timer_(stream_.get_executor()) {
-}
+    header_timer_(stream_.get_executor()) {}
 
 void http_session::run() {
   // Start on the connection's own strand (the caller runs on the acceptor's).
@@ -78,10 +76,9 @@ void http_session::do_read() {
     beast::error_code ignored;
     self->stream_.socket().cancel(ignored);
   });
-  bhttp::async_read_header(stream_, buffer_, *parser_,
-                          [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                            self->on_header(ec, n);
-                          });
+  bhttp::async_read_header(
+    stream_, buffer_, *parser_,
+    [self = shared_from_this()](beast::error_code ec, std::size_t n) { self->on_header(ec, n); });
 }
 
 void http_session::on_header(beast::error_code ec, std::size_t n) {
@@ -95,8 +92,8 @@ void http_session::on_header(beast::error_code ec, std::size_t n) {
       return;
     }
     send_error(errc::header_timeout,
-               "request head not complete within "
-                 + std::to_string(opts_.header_timeout.count()) + " ms",
+               "request head not complete within " + std::to_string(opts_.header_timeout.count()) +
+                 " ms",
                false, 11);
     return;
   }
@@ -113,15 +110,14 @@ void http_session::on_header(beast::error_code ec, std::size_t n) {
     on_read({}, n);
     return;
   }
-  bhttp::async_read(stream_, buffer_, *parser_,
-                   [self = shared_from_this()](beast::error_code ec, std::size_t n) {
-                     self->on_read(ec, n);
-                   });
+  bhttp::async_read(
+    stream_, buffer_, *parser_,
+    [self = shared_from_this()](beast::error_code ec, std::size_t n) { self->on_read(ec, n); });
 }
 
 void http_session::on_read(beast::error_code ec, std::size_t) {
-  if (ec == bhttp::error::end_of_stream || ec == asio::error::eof
-      || ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
+  if (ec == bhttp::error::end_of_stream || ec == asio::error::eof ||
+      ec == asio::error::connection_reset || ec == asio::error::operation_aborted) {
     beast::error_code ignored;
     stream_.socket().shutdown(tcp::socket::shutdown_both, ignored);
     return;
@@ -174,8 +170,8 @@ void http_session::handle(request req) {
   if (where == route::publish) {
     if (only(bhttp::verb::post))
       handle_publish(req);
-  } else if (where == route::api_publish || where == route::api_broadcast
-             || where == route::api_history || where == route::api_info) {
+  } else if (where == route::api_publish || where == route::api_broadcast ||
+             where == route::api_history || where == route::api_info) {
     if (only(bhttp::verb::post))
       handle_api(req, where);
   } else if (where == route::channel) {
@@ -271,12 +267,13 @@ void http_session::handle_publish(request& req) {
   }
   auto keep = req.keep_alive();
   auto version = req.version();
-  service_.publish(std::move(pub), [self = shared_from_this(), keep, version](unsigned status,
-                                                                               std::string body) {
-    asio::post(self->stream_.get_executor(), [self, keep, version, status, b = std::move(body)]() mutable {
-      self->send(status, std::string{json_type}, std::move(b), keep, version);
+  service_.publish(
+    std::move(pub), [self = shared_from_this(), keep, version](unsigned status, std::string body) {
+      asio::post(self->stream_.get_executor(),
+                 [self, keep, version, status, b = std::move(body)]() mutable {
+                   self->send(status, std::string{json_type}, std::move(b), keep, version);
+                 });
     });
-  });
 }
 
 void http_session::reply_later(unsigned status, std::string body, bool keep_alive,
@@ -343,32 +340,32 @@ void http_session::handle_api(request& req, route where) {
   }
   const bool broadcast = where == route::api_broadcast;
   publish_request pub;
-  if (auto ec = parse_api_publish(req.body(), broadcast, opts_.max_channels_per_publish, pub,
-                                  detail)) {
+  if (auto ec =
+        parse_api_publish(req.body(), broadcast, opts_.max_channels_per_publish, pub, detail)) {
     send_api_error(static_cast<errc>(ec.value()), detail, keep, version);
     return;
   }
-  service_.publish_positions(
-    std::move(pub), [self = shared_from_this(), keep, version,
-                     broadcast](unsigned status, std::string error, std::vector<stream_position> pos) {
-      if (status != 200) {
-        // A Herald error body: the same code and message in Centrifugo's shape.
-        auto j = nlohmann::json::parse(error, nullptr, false);
-        auto code = errc::internal;
-        std::string message = "the publication was not stored";
-        if (j.is_object() && j.contains("error") && j["error"].is_object()) {
-          auto name = j["error"].value("code", std::string{});
-          for (std::size_t e = 0; e < errc_count; ++e)
-            if (info(static_cast<errc>(e)).code == name)
-              code = static_cast<errc>(e);
-          message = j["error"].value("message", message);
-        }
-        self->reply_later(status, encode_api_error(code, message), keep, version);
-        return;
+  service_.publish_positions(std::move(pub), [self = shared_from_this(), keep, version,
+                                              broadcast](unsigned status, std::string error,
+                                                         std::vector<stream_position> pos) {
+    if (status != 200) {
+      // A Herald error body: the same code and message in Centrifugo's shape.
+      auto j = nlohmann::json::parse(error, nullptr, false);
+      auto code = errc::internal;
+      std::string message = "the publication was not stored";
+      if (j.is_object() && j.contains("error") && j["error"].is_object()) {
+        auto name = j["error"].value("code", std::string{});
+        for (std::size_t e = 0; e < errc_count; ++e)
+          if (info(static_cast<errc>(e)).code == name)
+            code = static_cast<errc>(e);
+        message = j["error"].value("message", message);
       }
-      self->reply_later(200, broadcast ? encode_api_broadcast(pos) : encode_api_publish(pos.at(0)),
-                        keep, version);
-    });
+      self->reply_later(status, encode_api_error(code, message), keep, version);
+      return;
+    }
+    self->reply_later(200, broadcast ? encode_api_broadcast(pos) : encode_api_publish(pos.at(0)),
+                      keep, version);
+  });
 }
 
 void http_session::handle_channel(request& req, const std::string& channel) {
@@ -388,10 +385,10 @@ void http_session::handle_channel(request& req, const std::string& channel) {
     [self = shared_from_this(), keep, version, channel](bool ok, stream_position pos,
                                                         std::vector<publication_ptr>) {
       if (!ok) {
-        self->reply_later(info(errc::unavailable).http_status,
-                          error_body(errc::unavailable,
-                                     "Redis did not answer the channel's position; retry"),
-                          keep, version);
+        self->reply_later(
+          info(errc::unavailable).http_status,
+          error_body(errc::unavailable, "Redis did not answer the channel's position; retry"), keep,
+          version);
         return;
       }
       self->reply_later(200, encode_channel_position(channel, pos), keep, version);
@@ -485,10 +482,8 @@ void http_session::send(unsigned status, std::string content_type, std::string b
   response_->prepare_payload();
   stream_.expires_after(opts_.request_timeout);
   bhttp::async_write(stream_, *response_,
-                    [self = shared_from_this(), close = !keep_alive](beast::error_code ec,
-                                                                     std::size_t) {
-                      self->on_sent(close, ec);
-                    });
+                     [self = shared_from_this(), close = !keep_alive](
+                       beast::error_code ec, std::size_t) { self->on_sent(close, ec); });
 }
 
 void http_session::on_sent(bool close, beast::error_code ec) {

@@ -76,8 +76,8 @@ private:
   std::string allow_; ///< Allow header of the next 405
   std::string cors_;  ///< Access-Control-Allow-Origin of /v1/sse answers (docs/auth.md)
   const static_pages& pages_;
-  std::shared_ptr<void> slot_;        ///< per-address connection count
-  asio::steady_timer header_timer_;   ///< --header-timeout (slow headers)
+  std::shared_ptr<void> slot_;      ///< per-address connection count
+  asio::steady_timer header_timer_; ///< --header-timeout (slow headers)
   bool header_timed_out_ = false;
   bool api_request_ = false; ///< the current request's target is the server API (/api...)
 };

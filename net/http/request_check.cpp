@@ -51,7 +51,8 @@ bool is_api_target(std::string_view target) noexcept {
 }
 
 errc classify(std::string_view target, route& out, std::string& detail, std::string* channel) {
-  auto parsed = boost::urls::parse_origin_form(boost::core::string_view{target.data(), target.size()});
+  auto parsed =
+    boost::urls::parse_origin_form(boost::core::string_view{target.data(), target.size()});
   if (!parsed) {
     detail = "malformed request target";
     out = route::unknown;
@@ -79,8 +80,7 @@ errc classify(std::string_view target, route& out, std::string& detail, std::str
     out = route::channel;
     if (channel)
       *channel = path.substr(prefix.size());
-  }
-  else if (path == "/healthz")
+  } else if (path == "/healthz")
     out = route::healthz;
   else if (path == "/readyz")
     out = route::readyz;
@@ -101,7 +101,8 @@ errc classify(std::string_view target, route& out, std::string& detail, std::str
 
 errc parse_sse_request(std::string_view target, const std::string_view* last_event_id,
                        std::size_t max_channels, sse_subscription& out, std::string& detail) {
-  auto parsed = boost::urls::parse_origin_form(boost::core::string_view{target.data(), target.size()});
+  auto parsed =
+    boost::urls::parse_origin_form(boost::core::string_view{target.data(), target.size()});
   if (!parsed) {
     detail = "malformed request target";
     return errc::invalid_request;

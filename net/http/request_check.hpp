@@ -19,10 +19,22 @@ namespace herald::net::http {
 
 /// The routes of docs/protocol.md ("Other routes", publish, SSE, WebSocket).
 enum class route : std::uint8_t {
-  publish, sse, ws, healthz, readyz, demo, metrics, status, info, root,
+  publish,
+  sse,
+  ws,
+  healthz,
+  readyz,
+  demo,
+  metrics,
+  status,
+  info,
+  root,
   centrifugo_ws, ///< GET /connection/websocket (Centrifugo client protocol, docs/centrifugo.md)
-  api_publish, api_broadcast, api_history, api_info, ///< POST /api/... (Centrifugo server API)
-  channel,       ///< GET /v1/channels/{name}: the channel's position
+  api_publish,
+  api_broadcast,
+  api_history,
+  api_info, ///< POST /api/... (Centrifugo server API)
+  channel,  ///< GET /v1/channels/{name}: the channel's position
   unknown
 };
 

@@ -27,20 +27,20 @@ constexpr std::size_t errc_slots = 256; // errc is a uint8_t
 
 // Positions of the figures inside a shard.
 enum slot : std::size_t {
-  s_connects = 0,                                                // [transport]
-  s_connections = s_connects + transport_count,                  // gauge [transport]
-  s_disconnects = s_connections + transport_count,               // [transport][reason]
-  s_received = s_disconnects + transport_count * reason_count,   // [source]
-  s_delivered = s_received + source_count,                       // [transport]
-  s_frames = s_delivered + transport_count,                      // [transport]
-  s_bytes = s_frames + transport_count,                          // [transport]
-  s_outbound = s_bytes + transport_count,                        // gauge
-  s_recoveries = s_outbound + 1,                                 // [succeeded, failed]
-  s_channels = s_recoveries + 2,                                 // gauge
+  s_connects = 0,                                              // [transport]
+  s_connections = s_connects + transport_count,                // gauge [transport]
+  s_disconnects = s_connections + transport_count,             // [transport][reason]
+  s_received = s_disconnects + transport_count * reason_count, // [source]
+  s_delivered = s_received + source_count,                     // [transport]
+  s_frames = s_delivered + transport_count,                    // [transport]
+  s_bytes = s_frames + transport_count,                        // [transport]
+  s_outbound = s_bytes + transport_count,                      // gauge
+  s_recoveries = s_outbound + 1,                               // [succeeded, failed]
+  s_channels = s_recoveries + 2,                               // gauge
   s_redis_reconnects = s_channels + 1,
   s_idempotent_replays = s_redis_reconnects + 1,
   s_redis_write_failures = s_idempotent_replays + 1,
-  s_http_errors = s_redis_write_failures + 1,                    // [errc]
+  s_http_errors = s_redis_write_failures + 1, // [errc]
   slot_count = s_http_errors + errc_slots,
 };
 
@@ -107,15 +107,15 @@ inline void add(std::size_t at, std::int64_t n) noexcept {
 
 std::atomic<int> redis_state{-1};
 std::mutex redis_nodes_mtx;
-std::vector<redis_node> redis_node_list; // guarded by redis_nodes_mtx
+std::vector<redis_node> redis_node_list;         // guarded by redis_nodes_mtx
 std::atomic<std::uint64_t> redis_redirects[2]{}; // [0] MOVED, [1] ASK
 std::atomic<int> redis_writable{1};
 const std::int64_t start_ns = now_ns();
 std::string the_version = HERALD_VERSION;
 
-constexpr std::string_view bucket_labels[] = {"5e-05", "0.0001", "0.00025", "0.0005", "0.001",
-                                              "0.0025", "0.005", "0.01", "0.025", "0.05",
-                                              "0.1", "0.25", "0.5", "1", "2.5", "5"};
+constexpr std::string_view bucket_labels[] = {
+  "5e-05", "0.0001", "0.00025", "0.0005", "0.001", "0.0025", "0.005", "0.01",
+  "0.025", "0.05",   "0.1",     "0.25",   "0.5",   "1",      "2.5",   "5"};
 static_assert(sizeof(bucket_labels) / sizeof(bucket_labels[0]) == bucket_count);
 
 // -- summing ------------------------------------------------------------------
@@ -423,8 +423,8 @@ std::string render() {
   for (auto tr : transports)
     for (std::size_t r = 0; r < reason_count; ++r)
       w.sample("herald_disconnects_total",
-               label("transport", to_string(tr)) + ","
-                 + label("reason", net::to_string(static_cast<close_reason>(r))),
+               label("transport", to_string(tr)) + "," +
+                 label("reason", net::to_string(static_cast<close_reason>(r))),
                t.slots[s_disconnects + static_cast<std::size_t>(tr) * reason_count + r]);
 
   w.family("herald_channels", "gauge", "Channels with an actor on this instance.");

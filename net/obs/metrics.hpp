@@ -48,10 +48,9 @@ inline constexpr std::size_t histogram_count = 2;
 /// Upper bounds of the finite buckets, in nanoseconds (the same for both
 /// histograms: 50 us to 5 s; +Inf follows).
 inline constexpr std::int64_t bucket_bounds_ns[] = {
-  50'000,      100'000,     250'000,       500'000,       1'000'000,
-  2'500'000,   5'000'000,   10'000'000,    25'000'000,    50'000'000,
-  100'000'000, 250'000'000, 500'000'000,   1'000'000'000, 2'500'000'000,
-  5'000'000'000};
+  50'000,      100'000,       250'000,       500'000,      1'000'000,   2'500'000,
+  5'000'000,   10'000'000,    25'000'000,    50'000'000,   100'000'000, 250'000'000,
+  500'000'000, 1'000'000'000, 2'500'000'000, 5'000'000'000};
 inline constexpr std::size_t bucket_count = sizeof(bucket_bounds_ns) / sizeof(bucket_bounds_ns[0]);
 
 // -- clock --------------------------------------------------------------------

@@ -13,12 +13,12 @@ namespace herald::net::metrics {
 
 /// One Redis node as this instance uses it.
 struct redis_node {
-  std::string node;             ///< "host:port" as the cluster announces it
-  bool connected = false;       ///< our command connection to it is up (masters), or our
-                                ///< subscriber connection (the subscriber's node)
-  std::size_t slots = 0;        ///< hash slots it serves in our slot map (0: not a master)
+  std::string node;              ///< "host:port" as the cluster announces it
+  bool connected = false;        ///< our command connection to it is up (masters), or our
+                                 ///< subscriber connection (the subscriber's node)
+  std::size_t slots = 0;         ///< hash slots it serves in our slot map (0: not a master)
   std::size_t subscriptions = 0; ///< pub/sub channels our subscriber holds on it
-  std::uint64_t reconnects = 0; ///< connections to it re-established (command and subscriber)
+  std::uint64_t reconnects = 0;  ///< connections to it re-established (command and subscriber)
 };
 
 /// Replaces the per-node figures (a Redis Cluster client calls it when its

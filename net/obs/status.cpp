@@ -8,8 +8,8 @@
 namespace herald::net::obs {
 
 bool wants_json(std::string_view accept) noexcept {
-  return accept.find("application/json") != std::string_view::npos
-         && accept.find("text/html") == std::string_view::npos;
+  return accept.find("application/json") != std::string_view::npos &&
+         accept.find("text/html") == std::string_view::npos;
 }
 
 std::string status_json() {
@@ -45,7 +45,8 @@ std::string status_json() {
     {"frames_written", s.frames_written[sse] + s.frames_written[ws]},
     {"bytes_written", s.bytes_written[sse] + s.bytes_written[ws]},
     {"outbound_buffer_bytes", s.outbound_bytes},
-    {"redis", s.redis_up < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.redis_up ? "up" : "down")},
+    {"redis",
+     s.redis_up < 0 ? nlohmann::json(nullptr) : nlohmann::json(s.redis_up ? "up" : "down")},
     {"redis_reconnects", s.redis_reconnects},
     {"publish_to_write_seconds", {{"le", le}, {"counts", counts}}},
   };

@@ -27,8 +27,8 @@ public:
 
   struct publish_result {
     bool ok = false;
-    std::string error;      ///< why it failed (not connected, timeout, Redis error)
-    std::string epoch;      ///< the channel's epoch in Redis
+    std::string error;        ///< why it failed (not connected, timeout, Redis error)
+    std::string epoch;        ///< the channel's epoch in Redis
     std::uint64_t offset = 0; ///< the offset Redis gave the publication
     bool duplicate = false;   ///< the idempotency key was seen: the first publication's offset
     bool refused = false;     ///< Redis answered with an error (READONLY, OOM, script error...)

@@ -10,8 +10,8 @@ std::shared_ptr<client> client::create(asio::io_context& ioc, options opts) {
 }
 
 client::client(asio::io_context& ioc, options opts)
-  : strand_(asio::make_strand(ioc)), opts_(std::move(opts)) {
-}
+  : strand_(asio::make_strand(ioc)),
+    opts_(std::move(opts)) {}
 
 void client::start() {
   asio::post(strand_, [self = shared_from_this()] {
@@ -110,9 +110,8 @@ void client::update_state(const std::string& reason) {
   }
 }
 
-void client::publish(const std::string& channel, const std::string& event,
-                     const std::string& data, const std::string& idempotency_key,
-                     std::function<void(publish_result)> done) {
+void client::publish(const std::string& channel, const std::string& event, const std::string& data,
+                     const std::string& idempotency_key, std::function<void(publish_result)> done) {
   asio::post(strand_, [self = shared_from_this(), channel, event, data, idempotency_key,
                        done = std::move(done)]() mutable {
     auto i = self->pick();
@@ -121,8 +120,8 @@ void client::publish(const std::string& channel, const std::string& event,
       return;
     }
     std::vector<std::string> keys, args;
-    publish_call(self->settings(), channel, event, data, idempotency_key,
-                 self->opts_.make_epoch(), keys, args);
+    publish_call(self->settings(), channel, event, data, idempotency_key, self->opts_.make_epoch(),
+                 keys, args);
     // When it cannot send, eval_script still calls the callback ("disconnected").
     auto& c = self->pool_[i];
     c->eval_script(self->publish_script_[i], std::move(keys), std::move(args),
@@ -145,10 +144,9 @@ void client::probe_write(std::function<void(publish_result)> done) {
     // Two keys of one hash tag, like a publish's (`<prefix>{herald.probe}:meta`
     // and `:history`), expiring at once.
     auto keys = keys_for(self->opts_.prefix, "herald.probe");
-    self->pool_[i]->command({"EVAL", probe_script, "2", keys.meta, keys.history},
-                            [done = std::move(done)](reply r) mutable {
-                              done(to_probe_result(r));
-                            });
+    self->pool_[i]->command(
+      {"EVAL", probe_script, "2", keys.meta, keys.history},
+      [done = std::move(done)](reply r) mutable { done(to_probe_result(r)); });
   });
 }
 
@@ -164,10 +162,9 @@ void client::sync(const std::string& channel, std::uint64_t after, const std::st
     std::vector<std::string> keys, args;
     sync_call(self->settings(), channel, after, epoch, delivered, self->opts_.make_epoch(), keys,
               args);
-    self->pool_[i]->eval_script(self->sync_script_[i], std::move(keys), std::move(args),
-                                [done = std::move(done)](reply r) mutable {
-                                  done(to_sync_result(std::move(r)));
-                                });
+    self->pool_[i]->eval_script(
+      self->sync_script_[i], std::move(keys), std::move(args),
+      [done = std::move(done)](reply r) mutable { done(to_sync_result(std::move(r))); });
   });
 }
 

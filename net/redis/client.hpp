@@ -27,12 +27,13 @@ namespace herald::net::redis {
 class client : public backend, public std::enable_shared_from_this<client> {
 public:
   struct options {
-    url target;                       ///< parsed --redis-url
+    url target;                                    ///< parsed --redis-url
     std::string prefix = script_settings{}.prefix; ///< --redis-prefix
-    std::size_t pool_size = 2;        ///< command connections
+    std::size_t pool_size = 2;                     ///< command connections
     std::chrono::milliseconds command_timeout = default_command_timeout;
     std::size_t history_size = history_bounds::size; ///< stream length (MAXLEN) per channel
-    std::chrono::seconds history_ttl = history_bounds::ttl; ///< key expiry after the last publication
+    std::chrono::seconds history_ttl =
+      history_bounds::ttl; ///< key expiry after the last publication
     std::chrono::seconds idempotency_window = history_bounds::idempotency_window; ///< keys' expiry
     std::function<std::string()> make_epoch; ///< epochs for channels that have none
     /// --redis-wait-replicas: a publication is acknowledged only once this
@@ -49,8 +50,7 @@ public:
                std::function<void(publish_result)> done) override;
   void probe_write(std::function<void(publish_result)> done) override;
   void sync(const std::string& channel, std::uint64_t after, const std::string& epoch,
-            std::uint64_t delivered,
-            std::function<void(sync_result)> done) override;
+            std::uint64_t delivered, std::function<void(sync_result)> done) override;
   void watch(const std::string& channel) override;
   void unwatch(const std::string& channel) override;
   void start() override;

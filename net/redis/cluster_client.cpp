@@ -21,7 +21,9 @@ std::shared_ptr<cluster_client> cluster_client::create(asio::io_context& ioc, op
 }
 
 cluster_client::cluster_client(asio::io_context& ioc, options opts)
-  : strand_(asio::make_strand(ioc)), opts_(std::move(opts)), refresh_timer_(strand_) {
+  : strand_(asio::make_strand(ioc)),
+    opts_(std::move(opts)),
+    refresh_timer_(strand_) {
   opts_.scripts.sharded = true; // SPUBLISH: subscribers listen on the channel's shard only
 }
 
@@ -87,17 +89,16 @@ void cluster_client::stop() {
 
 void cluster_client::arm_refresh() {
   refresh_timer_.expires_after(opts_.refresh_interval);
-  refresh_timer_.async_wait(
-    [weak = std::weak_ptr<cluster_client>(shared_from_this()),
-     g = ++refresh_gen_](boost::system::error_code ec) {
-      auto s = weak.lock();
-      if (ec || !s || g != s->refresh_gen_ || s->stopped_)
-        return;
-      s->refresh();
-      s->report_still_down();
-      s->publish_figures(); // reconnect counts and subscriptions move between events
-      s->arm_refresh();
-    });
+  refresh_timer_.async_wait([weak = std::weak_ptr<cluster_client>(shared_from_this()),
+                             g = ++refresh_gen_](boost::system::error_code ec) {
+    auto s = weak.lock();
+    if (ec || !s || g != s->refresh_gen_ || s->stopped_)
+      return;
+    s->refresh();
+    s->report_still_down();
+    s->publish_figures(); // reconnect counts and subscriptions move between events
+    s->arm_refresh();
+  });
 }
 
 std::string cluster_client::down_reason() const {
@@ -151,29 +152,28 @@ void cluster_client::refresh() {
     return; // its on_up refreshes
   refresh_in_flight_ = true;
   node_address asked{topology_->options().target.host, topology_->options().target.port};
-  topology_->command({"CLUSTER", "SLOTS"}, [weak = std::weak_ptr<cluster_client>(
-                                                shared_from_this()),
-                                            asked](reply r) {
-    auto s = weak.lock();
-    if (!s || s->stopped_)
-      return;
-    s->refresh_in_flight_ = false;
-    slot_map m;
-    std::string error;
-    if (slot_map::parse_cluster_slots(r, asked, m, error)) {
-      ++s->map_refreshes_;
-      s->apply_map(std::move(m));
-    } else if (!r.is_disconnected()) {
-      // A node that is not (or not yet) part of a cluster: ask another one.
-      s->map_error_ = error + " (from " + asked.to_string() + ")";
-      s->update_state(s->map_error_);
-      s->topology_->drop(s->map_error_);
-    }
-    if (s->refresh_again_) {
-      s->refresh_again_ = false;
-      s->refresh();
-    }
-  });
+  topology_->command({"CLUSTER", "SLOTS"},
+                     [weak = std::weak_ptr<cluster_client>(shared_from_this()), asked](reply r) {
+                       auto s = weak.lock();
+                       if (!s || s->stopped_)
+                         return;
+                       s->refresh_in_flight_ = false;
+                       slot_map m;
+                       std::string error;
+                       if (slot_map::parse_cluster_slots(r, asked, m, error)) {
+                         ++s->map_refreshes_;
+                         s->apply_map(std::move(m));
+                       } else if (!r.is_disconnected()) {
+                         // A node that is not (or not yet) part of a cluster: ask another one.
+                         s->map_error_ = error + " (from " + asked.to_string() + ")";
+                         s->update_state(s->map_error_);
+                         s->topology_->drop(s->map_error_);
+                       }
+                       if (s->refresh_again_) {
+                         s->refresh_again_ = false;
+                         s->refresh();
+                       }
+                     });
 }
 
 cluster_client::node& cluster_client::ensure_node(const node_address& a) {
@@ -256,8 +256,7 @@ void cluster_client::publish_figures() {
       continue; // counted by nodes()
     // A node that left the map but still holds our channels (until the
     // next map moves them): a row of its own.
-    rows.push_back({name, sub->connected(), 0, sub->confirmed_count(),
-                    sub->counters().reconnects});
+    rows.push_back({name, sub->connected(), 0, sub->confirmed_count(), sub->counters().reconnects});
   }
   metrics::set_redis_nodes(std::move(rows));
 }
@@ -337,8 +336,7 @@ void cluster_client::run(script_kind kind, std::vector<std::string> keys,
     timer->async_wait([self = shared_from_this(), timer, kind, keys = std::move(keys),
                        args = std::move(args), done = std::move(done), redirects_left,
                        deadline](boost::system::error_code) mutable {
-      self->run(kind, std::move(keys), std::move(args), std::move(done), redirects_left,
-                deadline);
+      self->run(kind, std::move(keys), std::move(args), std::move(done), redirects_left, deadline);
     });
     return;
   }
@@ -353,9 +351,8 @@ void cluster_client::run(script_kind kind, std::vector<std::string> keys,
 }
 
 void cluster_client::on_script_reply(const std::shared_ptr<connection>& conn, script_kind kind,
-                                     std::vector<std::string> keys,
-                                     std::vector<std::string> args, reply_fn done,
-                                     int redirects_left,
+                                     std::vector<std::string> keys, std::vector<std::string> args,
+                                     reply_fn done, int redirects_left,
                                      std::chrono::steady_clock::time_point deadline, reply r) {
   redirect rd;
   if (!r.is_error() && kind == script_kind::publish) {
@@ -387,14 +384,13 @@ void cluster_client::on_script_reply(const std::shared_ptr<connection>& conn, sc
     done(reply::disconnected());
     return;
   }
-  std::vector<std::string> call{"EVAL",
-                                kind == script_kind::publish ? publish_script : sync_script,
+  std::vector<std::string> call{"EVAL", kind == script_kind::publish ? publish_script : sync_script,
                                 std::to_string(keys.size())};
   call.insert(call.end(), keys.begin(), keys.end());
   call.insert(call.end(), args.begin(), args.end());
   target.conn->command({"ASKING"});
-  target.conn->command(std::move(call), [self = shared_from_this(), conn = target.conn, kind,
-                                         keys, args, done = std::move(done), redirects_left,
+  target.conn->command(std::move(call), [self = shared_from_this(), conn = target.conn, kind, keys,
+                                         args, done = std::move(done), redirects_left,
                                          deadline](reply again) mutable {
     self->on_script_reply(conn, kind, std::move(keys), std::move(args), std::move(done),
                           redirects_left - 1, deadline, std::move(again));
@@ -409,27 +405,24 @@ void cluster_client::publish(const std::string& channel, const std::string& even
     std::vector<std::string> keys, args;
     publish_call(self->opts_.scripts, channel, event, data, idempotency_key,
                  self->opts_.make_epoch(), keys, args);
-    self->run(script_kind::publish, std::move(keys), std::move(args),
-              [done = std::move(done)](reply r) mutable {
-                done(to_publish_result(std::move(r)));
-              },
-              self->opts_.max_redirects,
-              std::chrono::steady_clock::now() + self->opts_.command_timeout);
+    self->run(
+      script_kind::publish, std::move(keys), std::move(args),
+      [done = std::move(done)](reply r) mutable { done(to_publish_result(std::move(r))); },
+      self->opts_.max_redirects, std::chrono::steady_clock::now() + self->opts_.command_timeout);
   });
 }
 
-void cluster_client::sync(const std::string& channel, std::uint64_t after,
-                          const std::string& epoch, std::uint64_t delivered,
-                          std::function<void(sync_result)> done) {
+void cluster_client::sync(const std::string& channel, std::uint64_t after, const std::string& epoch,
+                          std::uint64_t delivered, std::function<void(sync_result)> done) {
   asio::post(strand_, [self = shared_from_this(), channel, after, epoch, delivered,
                        done = std::move(done)]() mutable {
     std::vector<std::string> keys, args;
-    sync_call(self->opts_.scripts, channel, after, epoch, delivered, self->opts_.make_epoch(),
-              keys, args);
-    self->run(script_kind::sync, std::move(keys), std::move(args),
-              [done = std::move(done)](reply r) mutable { done(to_sync_result(std::move(r))); },
-              self->opts_.max_redirects,
-              std::chrono::steady_clock::now() + self->opts_.command_timeout);
+    sync_call(self->opts_.scripts, channel, after, epoch, delivered, self->opts_.make_epoch(), keys,
+              args);
+    self->run(
+      script_kind::sync, std::move(keys), std::move(args),
+      [done = std::move(done)](reply r) mutable { done(to_sync_result(std::move(r))); },
+      self->opts_.max_redirects, std::chrono::steady_clock::now() + self->opts_.command_timeout);
   });
 }
 
@@ -479,8 +472,7 @@ std::string cluster_client::subscribed_node(const std::string& channel) const {
   if (it == placed_.end())
     return {};
   auto sub = subs_.find(it->second);
-  if (sub == subs_.end() ||
-      !sub->second->confirmed(keys_for(opts_.scripts.prefix, channel).pubsub))
+  if (sub == subs_.end() || !sub->second->confirmed(keys_for(opts_.scripts.prefix, channel).pubsub))
     return {};
   return it->second;
 }

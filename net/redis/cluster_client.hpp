@@ -78,8 +78,8 @@ namespace herald::net::redis {
 class cluster_client : public backend, public std::enable_shared_from_this<cluster_client> {
 public:
   struct options {
-    cluster_url seeds;              ///< parsed redis+cluster:// --redis-url
-    script_settings scripts;        ///< prefix, history size and ttl, idempotency window
+    cluster_url seeds;       ///< parsed redis+cluster:// --redis-url
+    script_settings scripts; ///< prefix, history size and ttl, idempotency window
     /// A reply later than this drops the connection; also the longest a
     /// command waits for its master to be connected.
     std::chrono::milliseconds command_timeout = default_command_timeout;
@@ -97,10 +97,10 @@ public:
 
   /// One master as the client sees it (metrics, tests).
   struct node_state {
-    std::string address;        ///< "host:port"
-    bool connected = false;     ///< its command connection is up
-    std::size_t slots = 0;      ///< slots it serves in the current map
-    std::uint64_t reconnects = 0; ///< command and shard subscriber connections
+    std::string address;           ///< "host:port"
+    bool connected = false;        ///< its command connection is up
+    std::size_t slots = 0;         ///< slots it serves in the current map
+    std::uint64_t reconnects = 0;  ///< command and shard subscriber connections
     std::size_t subscriptions = 0; ///< shard channels its subscriber has confirmed
   };
 
@@ -166,16 +166,14 @@ private:
   void place(const std::string& channel);
   /// A node's subscriber lost `pubsub` (sunsubscribe push: `error` empty;
   /// or a refused SSUBSCRIBE).
-  void on_sub_lost(const std::string& node, const std::string& pubsub,
-                   const std::string& error);
+  void on_sub_lost(const std::string& node, const std::string& pubsub, const std::string& error);
   /// Runs a script on the master of `keys[0]`'s slot, following redirections.
   void run(script_kind kind, std::vector<std::string> keys, std::vector<std::string> args,
            reply_fn done, int redirects_left, std::chrono::steady_clock::time_point deadline);
   /// Follows a redirection, or WAITs for replicas after a stored publication.
   void on_script_reply(const std::shared_ptr<connection>& conn, script_kind kind,
-                       std::vector<std::string> keys, std::vector<std::string> args,
-                       reply_fn done, int redirects_left,
-                       std::chrono::steady_clock::time_point deadline, reply r);
+                       std::vector<std::string> keys, std::vector<std::string> args, reply_fn done,
+                       int redirects_left, std::chrono::steady_clock::time_point deadline, reply r);
 
   asio::strand<asio::io_context::executor_type> strand_;
   options opts_;

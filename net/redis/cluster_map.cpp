@@ -47,7 +47,8 @@ std::string node_address::to_string() const {
   return host + ":" + std::to_string(port);
 }
 
-slot_map::slot_map() : owner_(slot_count, none) {}
+slot_map::slot_map()
+  : owner_(slot_count, none) {}
 
 std::size_t slot_map::index_of(const node_address& a) {
   auto it = std::find(nodes_.begin(), nodes_.end(), a);
@@ -70,10 +71,10 @@ bool slot_map::parse_cluster_slots(const reply& r, const node_address& asked, sl
   slot_map m;
   for (const auto& e : r.elements) {
     // [start, end, [host, port, id, ...], replicas...]
-    if (e.type != reply::array || e.elements.size() < 3 || e.elements[0].type != reply::integer
-        || e.elements[1].type != reply::integer || e.elements[2].type != reply::array
-        || e.elements[2].elements.size() < 2 || e.elements[2].elements[0].type != reply::string
-        || e.elements[2].elements[1].type != reply::integer) {
+    if (e.type != reply::array || e.elements.size() < 3 || e.elements[0].type != reply::integer ||
+        e.elements[1].type != reply::integer || e.elements[2].type != reply::array ||
+        e.elements[2].elements.size() < 2 || e.elements[2].elements[0].type != reply::string ||
+        e.elements[2].elements[1].type != reply::integer) {
       error = "CLUSTER SLOTS: malformed entry " + e.to_string();
       return false;
     }

@@ -64,8 +64,8 @@ private:
   static constexpr std::uint16_t none = 0xFFFF;
   std::size_t index_of(const node_address& a);
 
-  std::vector<node_address> nodes_;     // distinct masters named so far
-  std::vector<std::uint16_t> owner_;    // slot -> index in nodes_, or none
+  std::vector<node_address> nodes_;  // distinct masters named so far
+  std::vector<std::uint16_t> owner_; // slot -> index in nodes_, or none
 };
 
 /// A redirection in an error reply.

@@ -14,7 +14,9 @@ namespace herald::net::redis {
 
 namespace {
 
-std::string millis(std::chrono::milliseconds d) { return std::to_string(d.count()) + " ms"; }
+std::string millis(std::chrono::milliseconds d) {
+  return std::to_string(d.count()) + " ms";
+}
 
 // argv/argvlen views of `args` for redisAsyncCommandArgv (hiredis copies
 // the formatted command at once, so the views only need to live for the call).
@@ -36,8 +38,7 @@ struct argv_view {
 
 // -- construction -------------------------------------------------------------
 
-std::shared_ptr<connection> connection::create(executor_type executor,
-                                               connection_options options) {
+std::shared_ptr<connection> connection::create(executor_type executor, connection_options options) {
   return std::shared_ptr<connection>(new connection(std::move(executor), std::move(options)));
 }
 
@@ -64,12 +65,12 @@ template <class Member>
 void connection::arm(asio::steady_timer& timer, unsigned& generation,
                      std::chrono::steady_clock::duration after, Member member) {
   timer.expires_after(after);
-  timer.async_wait(
-    [self = shared_from_this(), g = ++generation, &generation, member](boost::system::error_code ec) {
-      if (ec || g != generation)
-        return;
-      ((*self).*member)();
-    });
+  timer.async_wait([self = shared_from_this(), g = ++generation, &generation,
+                    member](boost::system::error_code ec) {
+    if (ec || g != generation)
+      return;
+    ((*self).*member)();
+  });
 }
 
 void connection::disarm(asio::steady_timer& timer, unsigned& generation) {
@@ -136,7 +137,9 @@ void connection::drop(std::string reason) {
   }
 }
 
-bool connection::connected() const noexcept { return state_ == state::up; }
+bool connection::connected() const noexcept {
+  return state_ == state::up;
+}
 
 // -- attempts -----------------------------------------------------------------
 
@@ -160,8 +163,8 @@ void connection::begin_attempt() {
   state_ = state::resolving;
   resolver_.async_resolve(
     options_.target.host, std::to_string(options_.target.port),
-    [self = shared_from_this(), g = ++resolve_gen_](
-      boost::system::error_code error, asio::ip::tcp::resolver::results_type results) {
+    [self = shared_from_this(), g = ++resolve_gen_](boost::system::error_code error,
+                                                    asio::ip::tcp::resolver::results_type results) {
       if (g != self->resolve_gen_ || self->state_ != state::resolving)
         return;
       if (error || results.empty()) {

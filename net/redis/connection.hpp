@@ -88,12 +88,12 @@ struct connection_options {
 
 /// Monotonic counters of one connection, for metrics and tests.
 struct connection_counters {
-  std::uint64_t connect_attempts = 0; ///< attempts started (resolve or TCP connect)
-  std::uint64_t connect_failures = 0; ///< attempts that ended before on_up
-  std::uint64_t connects = 0;         ///< handshakes completed (= on_up calls)
-  std::uint64_t reconnects = 0;       ///< handshakes completed after the first
-  std::uint64_t disconnects = 0;      ///< connections lost after on_up (= on_down calls)
-  std::uint64_t command_timeouts = 0; ///< drops because a reply was late
+  std::uint64_t connect_attempts = 0;   ///< attempts started (resolve or TCP connect)
+  std::uint64_t connect_failures = 0;   ///< attempts that ended before on_up
+  std::uint64_t connects = 0;           ///< handshakes completed (= on_up calls)
+  std::uint64_t reconnects = 0;         ///< handshakes completed after the first
+  std::uint64_t disconnects = 0;        ///< connections lost after on_up (= on_down calls)
+  std::uint64_t command_timeouts = 0;   ///< drops because a reply was late
   std::uint64_t heartbeat_timeouts = 0; ///< drops because a PONG was late
   std::uint64_t script_fallbacks = 0;   ///< EVALSHA answered NOSCRIPT, resent as EVAL
 };

@@ -36,9 +36,9 @@ std::string idempotency_key_for(std::string_view prefix, std::string_view channe
 
 std::string channel_of_pubsub(std::string_view prefix, std::string_view pubsub) {
   auto head = prefix.size() + 1;
-  if (pubsub.size() <= head + pub_suffix.size() || pubsub.substr(0, prefix.size()) != prefix
-      || pubsub[prefix.size()] != '{'
-      || pubsub.substr(pubsub.size() - pub_suffix.size()) != pub_suffix)
+  if (pubsub.size() <= head + pub_suffix.size() || pubsub.substr(0, prefix.size()) != prefix ||
+      pubsub[prefix.size()] != '{' ||
+      pubsub.substr(pubsub.size() - pub_suffix.size()) != pub_suffix)
     return {};
   auto channel = pubsub.substr(head, pubsub.size() - head - pub_suffix.size());
   if (channel.find_first_of("{}") != std::string_view::npos)
@@ -75,7 +75,8 @@ bool parse_envelope(std::string_view text, envelope& out, std::string& error) {
     error = "invalid offset";
     return false;
   }
-  if (ev == j.end() || !ev->is_string() || !is_valid_event_name(ev->get_ref<const std::string&>())) {
+  if (ev == j.end() || !ev->is_string() ||
+      !is_valid_event_name(ev->get_ref<const std::string&>())) {
     error = "invalid event";
     return false;
   }

@@ -12,7 +12,8 @@ namespace {
 class asio_adapter : public std::enable_shared_from_this<asio_adapter> {
 public:
   asio_adapter(const asio::any_io_executor& executor, redisAsyncContext* ac)
-    : descriptor_(executor), ac_(ac) {}
+    : descriptor_(executor),
+      ac_(ac) {}
 
   bool install() {
     boost::system::error_code ec;

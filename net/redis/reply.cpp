@@ -12,7 +12,9 @@ bool reply::has_error_code(std::string_view code) const noexcept {
   return str.size() == code.size() || str[code.size()] == ' ';
 }
 
-reply reply::disconnected() { return make_error(std::string(disconnected_text)); }
+reply reply::disconnected() {
+  return make_error(std::string(disconnected_text));
+}
 
 reply reply::make_error(std::string text) {
   reply r;

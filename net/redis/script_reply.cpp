@@ -55,16 +55,16 @@ backend::publish_result to_probe_result(const reply& r) {
 }
 
 backend::publish_result to_publish_result(reply r) {
-  if (r.type == reply::array && (r.elements.size() == 2 || r.elements.size() == 3)
-      && r.elements[0].type == reply::string && r.elements[1].type == reply::integer
-      && r.elements[1].number > 0) {
-    backend::publish_result res{true, {}, r.elements[0].str,
-                                static_cast<std::uint64_t>(r.elements[1].number)};
+  if (r.type == reply::array && (r.elements.size() == 2 || r.elements.size() == 3) &&
+      r.elements[0].type == reply::string && r.elements[1].type == reply::integer &&
+      r.elements[1].number > 0) {
+    backend::publish_result res{
+      true, {}, r.elements[0].str, static_cast<std::uint64_t>(r.elements[1].number)};
     res.duplicate = r.elements.size() == 3;
     return res;
   }
-  backend::publish_result res{false, r.is_error() ? r.str : "unexpected reply " + r.to_string(),
-                              {}, 0};
+  backend::publish_result res{
+    false, r.is_error() ? r.str : "unexpected reply " + r.to_string(), {}, 0};
   // An error reply from a live connection: Redis refused the write. Not a
   // WAIT that fell short: the master took the write, and readiness (whose
   // probe does not WAIT) would only flap.
@@ -75,8 +75,8 @@ backend::publish_result to_publish_result(reply r) {
 
 backend::sync_result to_sync_result(reply r) {
   backend::sync_result res;
-  if (r.type != reply::array || r.elements.size() != 3 || r.elements[0].type != reply::string
-      || r.elements[1].type != reply::integer || r.elements[2].type != reply::array) {
+  if (r.type != reply::array || r.elements.size() != 3 || r.elements[0].type != reply::string ||
+      r.elements[1].type != reply::integer || r.elements[2].type != reply::array) {
     res.error = r.is_error() ? r.str : "unexpected reply";
     return res;
   }
@@ -103,8 +103,8 @@ void wait_for_replicas(connection& conn, std::size_t replicas, std::chrono::mill
   }
   conn.command({"WAIT", std::to_string(replicas), std::to_string(timeout.count())},
                [replicas, timeout, r = std::move(r), done = std::move(done)](reply w) mutable {
-                 if (w.type == reply::integer && w.number >= 0
-                     && static_cast<std::size_t>(w.number) >= replicas) {
+                 if (w.type == reply::integer && w.number >= 0 &&
+                     static_cast<std::size_t>(w.number) >= replicas) {
                    done(std::move(r));
                    return;
                  }
@@ -112,10 +112,10 @@ void wait_for_replicas(connection& conn, std::size_t replicas, std::chrono::mill
                    done(std::move(w));
                    return;
                  }
-                 done(reply::make_error(std::string(not_replicated) + std::to_string(w.number) + " of "
-                                        + std::to_string(replicas)
-                                        + " replicas confirmed the write within "
-                                        + std::to_string(timeout.count()) + " ms (WAIT)"));
+                 done(reply::make_error(std::string(not_replicated) + std::to_string(w.number) +
+                                        " of " + std::to_string(replicas) +
+                                        " replicas confirmed the write within " +
+                                        std::to_string(timeout.count()) + " ms (WAIT)"));
                });
 }
 

@@ -16,8 +16,8 @@ namespace herald::net::redis {
 
 /// The settings every publish and sync script call carries.
 struct script_settings {
-  std::string prefix = "herald:";                ///< --redis-prefix
-  std::size_t history_size = history_bounds::size; ///< stream MAXLEN per channel
+  std::string prefix = "herald:";                         ///< --redis-prefix
+  std::size_t history_size = history_bounds::size;        ///< stream MAXLEN per channel
   std::chrono::seconds history_ttl = history_bounds::ttl; ///< key expiry after the last publication
   std::chrono::seconds idempotency_window = history_bounds::idempotency_window; ///< keys' expiry
   /// Publish with SPUBLISH (Redis 7 sharded pub/sub; ARGV[9] of the publish

@@ -279,8 +279,7 @@ void shard_subscriber::on_reply(reply r) {
     on_error_reply(r.str);
     return;
   }
-  if (r.type == reply::array && r.elements.size() >= 2 &&
-      r.elements[0].type == reply::string) {
+  if (r.type == reply::array && r.elements.size() >= 2 && r.elements[0].type == reply::string) {
     const auto& kind = r.elements[0].str;
     const auto& channel = r.elements[1].str;
     if (kind == "smessage" && r.elements.size() >= 3) {

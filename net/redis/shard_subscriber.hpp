@@ -181,10 +181,10 @@ private:
   asio::steady_timer ping_timer_;
   redisReader* reader_ = nullptr;
   std::array<char, 16384> inbuf_{};
-  std::string outbuf_;   ///< commands waiting for the current write to finish
-  std::string writing_;  ///< the bytes of the write in flight
+  std::string outbuf_;  ///< commands waiting for the current write to finish
+  std::string writing_; ///< the bytes of the write in flight
   std::deque<pending> pending_;
-  unsigned gen_ = 0;     ///< bumped per connection attempt: stale handlers return
+  unsigned gen_ = 0; ///< bumped per connection attempt: stale handlers return
   unsigned ping_gen_ = 0;
   bool ping_outstanding_ = false;
   std::chrono::milliseconds backoff_{0};

@@ -25,8 +25,7 @@ std::string_view str_of(const redisReply* r) {
 
 } // namespace
 
-std::shared_ptr<subscriber> subscriber::create(executor_type executor,
-                                               connection_options options) {
+std::shared_ptr<subscriber> subscriber::create(executor_type executor, connection_options options) {
   std::shared_ptr<subscriber> s(new subscriber(std::move(executor), std::move(options)));
   s->install_handlers();
   return s;
@@ -80,7 +79,9 @@ void subscriber::stop() {
   dirty_.clear();
 }
 
-bool subscriber::connected() const noexcept { return conn_->connected(); }
+bool subscriber::connected() const noexcept {
+  return conn_->connected();
+}
 
 bool subscriber::confirmed(const std::string& channel) const {
   auto it = server_.find(channel);

@@ -28,7 +28,9 @@ bool iequals(std::string_view a, std::string_view b) {
   return true;
 }
 
-bool is_digit(char c) { return c >= '0' && c <= '9'; }
+bool is_digit(char c) {
+  return c >= '0' && c <= '9';
+}
 
 int hex_value(char c) {
   if (is_digit(c))
@@ -210,8 +212,8 @@ constexpr std::string_view cluster_scheme = "redis+cluster://";
 } // namespace
 
 bool is_cluster_url(std::string_view text) {
-  return text.size() >= cluster_scheme.size()
-         && iequals(text.substr(0, cluster_scheme.size()), cluster_scheme);
+  return text.size() >= cluster_scheme.size() &&
+         iequals(text.substr(0, cluster_scheme.size()), cluster_scheme);
 }
 
 bool parse_cluster_url(std::string_view text, cluster_url& out, std::string& error) {

@@ -6,8 +6,7 @@ namespace herald::net::sse {
 
 sse_session::sse_session(tcp::socket socket, const session_options& opts)
   : stream_session(std::move(socket), opts, metrics::transport::sse),
-    heartbeat_timer_(socket_.get_executor()) {
-}
+    heartbeat_timer_(socket_.get_executor()) {}
 
 void sse_session::start(std::shared_ptr<session_events> events) {
   events_ = std::move(events);
@@ -45,18 +44,17 @@ void sse_session::on_finished() {
 void sse_session::do_read() {
   // The client sends nothing after its request; a read completes when it
   // closes the connection (or sends garbage, which we discard).
-  socket_.async_read_some(asio::buffer(read_buf_),
-                          [self = std::static_pointer_cast<sse_session>(shared_from_this())](
-                            beast::error_code ec, std::size_t) {
-                            if (self->closed_)
-                              return;
-                            if (ec) {
-                              self->finish(self->closing_ ? self->closing_reason_
-                                                          : close_reason::client);
-                              return;
-                            }
-                            self->do_read();
-                          });
+  socket_.async_read_some(
+    asio::buffer(read_buf_), [self = std::static_pointer_cast<sse_session>(shared_from_this())](
+                               beast::error_code ec, std::size_t) {
+      if (self->closed_)
+        return;
+      if (ec) {
+        self->finish(self->closing_ ? self->closing_reason_ : close_reason::client);
+        return;
+      }
+      self->do_read();
+    });
 }
 
 void sse_session::arm_heartbeat() {

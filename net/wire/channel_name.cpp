@@ -15,14 +15,16 @@ constexpr bool starts_with(std::string_view s, std::string_view prefix) noexcept
 }
 
 constexpr bool is_stream_id_char(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') ||
-         c == '_' || c == '.' || c == '-';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '_' ||
+         c == '.' || c == '-';
 }
 
 bool is_stream_id(std::string_view id) noexcept {
-  if (id.empty() || id.size() > max_stream_id_length) return false;
+  if (id.empty() || id.size() > max_stream_id_length)
+    return false;
   for (char c : id) {
-    if (!is_stream_id_char(c)) return false;
+    if (!is_stream_id_char(c))
+      return false;
   }
   return true;
 }
@@ -31,9 +33,11 @@ bool is_stream_id(std::string_view id) noexcept {
 
 std::error_code validate_channel(std::string_view name) noexcept {
   if (starts_with(name, stream_prefix)) {
-    if (is_stream_id(name.substr(stream_prefix.size()))) return {};
+    if (is_stream_id(name.substr(stream_prefix.size())))
+      return {};
   } else if (starts_with(name, user_prefix)) {
-    if (is_account_id(name.substr(user_prefix.size()))) return {};
+    if (is_account_id(name.substr(user_prefix.size())))
+      return {};
   }
   return make_error_code(herald::errc::invalid_channel);
 }

@@ -15,20 +15,28 @@ enum class close_reason : std::uint8_t {
   protocol_error,    ///< the peer broke the protocol (RFC 6455 framing, ...)
   policy,            ///< the server refused the client (limits, bad input)
   shutdown,          ///< the server is stopping
-  auth,              ///< credentials missing, invalid or expired (#4); keep last: metrics size by it
+  auth, ///< credentials missing, invalid or expired (#4); keep last: metrics size by it
 };
 
 /// Stable lower-case name, for logs and the metrics label `reason`.
 constexpr std::string_view to_string(close_reason r) noexcept {
   switch (r) {
-    case close_reason::client: return "client";
-    case close_reason::slow_client: return "slow_client";
-    case close_reason::heartbeat_timeout: return "heartbeat_timeout";
-    case close_reason::write_timeout: return "write_timeout";
-    case close_reason::protocol_error: return "protocol_error";
-    case close_reason::policy: return "policy";
-    case close_reason::shutdown: return "shutdown";
-    case close_reason::auth: return "auth";
+  case close_reason::client:
+    return "client";
+  case close_reason::slow_client:
+    return "slow_client";
+  case close_reason::heartbeat_timeout:
+    return "heartbeat_timeout";
+  case close_reason::write_timeout:
+    return "write_timeout";
+  case close_reason::protocol_error:
+    return "protocol_error";
+  case close_reason::policy:
+    return "policy";
+  case close_reason::shutdown:
+    return "shutdown";
+  case close_reason::auth:
+    return "auth";
   }
   return "unknown";
 }

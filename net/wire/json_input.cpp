@@ -23,21 +23,24 @@ std::size_t nesting_depth(std::string_view text, std::size_t limit) {
       continue;
     }
     switch (c) {
-      case '"': in_string = true; break;
-      case '[':
-      case '{':
-        if (++depth > deepest) {
-          deepest = depth;
-          if (deepest > limit)
-            return deepest;
-        }
-        break;
-      case ']':
-      case '}':
-        if (depth > 0)
-          --depth;
-        break;
-      default: break;
+    case '"':
+      in_string = true;
+      break;
+    case '[':
+    case '{':
+      if (++depth > deepest) {
+        deepest = depth;
+        if (deepest > limit)
+          return deepest;
+      }
+      break;
+    case ']':
+    case '}':
+      if (depth > 0)
+        --depth;
+      break;
+    default:
+      break;
     }
   }
   return deepest;
@@ -59,18 +62,21 @@ bool parse_client_json(std::string_view text, nlohmann::json& out, std::size_t m
   auto check = [&](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
     using ev = nlohmann::json::parse_event_t;
     switch (event) {
-      case ev::object_start: open.emplace_back(); break;
-      case ev::object_end:
-        if (!open.empty())
-          open.pop_back();
-        break;
-      case ev::key:
-        if (!open.empty() && !open.back().insert(parsed.get<std::string>()).second && !repeated) {
-          repeated = true;
-          duplicate = parsed.get<std::string>();
-        }
-        break;
-      default: break;
+    case ev::object_start:
+      open.emplace_back();
+      break;
+    case ev::object_end:
+      if (!open.empty())
+        open.pop_back();
+      break;
+    case ev::key:
+      if (!open.empty() && !open.back().insert(parsed.get<std::string>()).second && !repeated) {
+        repeated = true;
+        duplicate = parsed.get<std::string>();
+      }
+      break;
+    default:
+      break;
     }
     return true;
   };
@@ -99,8 +105,8 @@ bool is_valid_event_name(std::string_view event) noexcept {
   if (event.substr(0, 7) == "herald.")
     return false;
   for (char c : event) {
-    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9')
-              || c == '_' || c == '.' || c == ':' || c == '-';
+    bool ok = (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') || (c >= '0' && c <= '9') ||
+              c == '_' || c == '.' || c == ':' || c == '-';
     if (!ok)
       return false;
   }

@@ -16,12 +16,12 @@ namespace herald::net {
 
 struct publication {
   std::string channel;
-  std::string epoch;              ///< the history generation the offset counts in
-  std::uint64_t offset = 0;       ///< 1 for the first publication of an epoch
-  std::string event;              ///< validated event name
-  std::string data;               ///< compact JSON text
-  frame sse;                      ///< SSE event block, without the id line (WHATWG SSE)
-  frame ws;                       ///< WebSocket "publication" message (payload only)
+  std::string epoch;        ///< the history generation the offset counts in
+  std::uint64_t offset = 0; ///< 1 for the first publication of an epoch
+  std::string event;        ///< validated event name
+  std::string data;         ///< compact JSON text
+  frame sse;                ///< SSE event block, without the id line (WHATWG SSE)
+  frame ws;                 ///< WebSocket "publication" message (payload only)
   /// RFC 6455 section 5.2 header of the unmasked server text frame carrying
   /// `ws` (2-10 bytes, so it fits a std::string's inline buffer: copying it
   /// per delivery allocates nothing).

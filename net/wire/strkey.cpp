@@ -4,7 +4,7 @@ namespace herald::net {
 
 namespace {
 
-constexpr std::size_t raw_length = 1 + 32 + 2;  // version + key + crc
+constexpr std::size_t raw_length = 1 + 32 + 2; // version + key + crc
 constexpr char alphabet[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
 
 static_assert(raw_length * 8 == account_id_length * 5,
@@ -12,8 +12,10 @@ static_assert(raw_length * 8 == account_id_length * 5,
 
 // 5-bit value of a base32 character, or -1 when it is not in A-Z2-7.
 constexpr int b32_value(char c) noexcept {
-  if (c >= 'A' && c <= 'Z') return c - 'A';
-  if (c >= '2' && c <= '7') return c - '2' + 26;
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A';
+  if (c >= '2' && c <= '7')
+    return c - '2' + 26;
   return -1;
 }
 
@@ -48,7 +50,8 @@ std::uint16_t crc16_xmodem(const std::uint8_t* data, std::size_t n) noexcept {
 }
 
 bool is_account_id(std::string_view s) noexcept {
-  if (s.size() != account_id_length) return false;
+  if (s.size() != account_id_length)
+    return false;
 
   std::array<std::uint8_t, raw_length> raw{};
   std::uint32_t buffer = 0;
@@ -56,7 +59,8 @@ bool is_account_id(std::string_view s) noexcept {
   std::size_t o = 0;
   for (char c : s) {
     int v = b32_value(c);
-    if (v < 0) return false;
+    if (v < 0)
+      return false;
     buffer = (buffer << 5) | static_cast<std::uint32_t>(v);
     bits += 5;
     if (bits >= 8) {
@@ -66,13 +70,16 @@ bool is_account_id(std::string_view s) noexcept {
   }
   // 280 bits in 56 chars: every bit is used, none left over. Anything else
   // would be a non-canonical encoding.
-  if (o != raw_length || bits != 0) return false;
+  if (o != raw_length || bits != 0)
+    return false;
 
-  if (raw[0] != strkey_account_version) return false;
+  if (raw[0] != strkey_account_version)
+    return false;
 
   std::uint16_t expected = crc16_xmodem(raw.data(), 33);
   std::uint16_t stored = static_cast<std::uint16_t>(raw[33] | (raw[34] << 8));
-  if (expected != stored) return false;
+  if (expected != stored)
+    return false;
 
   // Canonical form: the decoded bytes must re-encode to exactly `s`.
   char again[account_id_length];
@@ -83,7 +90,8 @@ bool is_account_id(std::string_view s) noexcept {
 std::string encode_account_id(const std::array<std::uint8_t, 32>& key) {
   std::array<std::uint8_t, raw_length> raw{};
   raw[0] = strkey_account_version;
-  for (std::size_t i = 0; i < key.size(); ++i) raw[1 + i] = key[i];
+  for (std::size_t i = 0; i < key.size(); ++i)
+    raw[1 + i] = key[i];
   std::uint16_t crc = crc16_xmodem(raw.data(), 33);
   raw[33] = static_cast<std::uint8_t>(crc & 0xFF);
   raw[34] = static_cast<std::uint8_t>(crc >> 8);

@@ -19,7 +19,12 @@ constexpr std::string_view centrifuge_protobuf = "centrifuge-protobuf";
 struct handshake : std::enable_shared_from_this<handshake> {
   handshake(beast::tcp_stream s, const session_options& o, service& sv, auth::principal w,
             std::shared_ptr<void> sl, dialect d)
-    : ws(std::move(s)), opts(o), svc(sv), who(std::move(w)), slot(std::move(sl)), kind(d) {}
+    : ws(std::move(s)),
+      opts(o),
+      svc(sv),
+      who(std::move(w)),
+      slot(std::move(sl)),
+      kind(d) {}
 
   void run(bhttp::request<bhttp::string_body> req) {
     websocket::stream_base::timeout t{};
@@ -32,8 +37,8 @@ struct handshake : std::enable_shared_from_this<handshake> {
     // once with Centrifugo's "bad request" (3501), which ends its retries with
     // a reason (docs/centrifugo.md "Not supported").
     const bool protobuf =
-      kind == dialect::centrifugo
-      && offers_subprotocol(req[bhttp::field::sec_websocket_protocol], centrifuge_protobuf);
+      kind == dialect::centrifugo &&
+      offers_subprotocol(req[bhttp::field::sec_websocket_protocol], centrifuge_protobuf);
     ws.set_option(websocket::stream_base::decorator([protobuf](websocket::response_type& res) {
       res.set(bhttp::field::server, "herald");
       if (protobuf)
@@ -126,8 +131,8 @@ void ws_session::push_control(opcode op, std::string_view payload) {
 void ws_session::push_final(close_request& req) {
   // A close answering the client's close without a code carries none
   // (section 5.5.1: 1005 is never sent).
-  if (dialect_ == dialect::centrifugo && req.ws_code != 1005
-      && req.reason != close_reason::client) {
+  if (dialect_ == dialect::centrifugo && req.ws_code != 1005 &&
+      req.reason != close_reason::client) {
     // The SDK decides from the code whether to reconnect (3000-3499) or
     // stop (3500-3999); docs/centrifugo.md has the table. (An answer to the
     // client's own close echoes its code.)
@@ -135,8 +140,8 @@ void ws_session::push_final(close_request& req) {
     req.ws_code = code;
     req.ws_text = text.substr(0, max_close_reason_bytes);
   }
-  auto payload = req.ws_code == 1005 ? std::string{}
-                                     : encode_close_payload(req.ws_code, req.ws_text);
+  auto payload =
+    req.ws_code == 1005 ? std::string{} : encode_close_payload(req.ws_code, req.ws_text);
   push_control(opcode::close, payload);
 }
 
@@ -233,9 +238,10 @@ void ws_session::watch_message() {
       // connection ends once our close frame is out).
       self->reading_ = false;
       self->parser_ = frame_parser{self->opts_.max_ws_message_bytes};
-      self->on_close({close_reason::policy, close_policy_violation,
-                      "message not completed within "
-                        + std::to_string(self->opts_.ws_message_timeout.count() / 1000) + " s",
+      self->on_close({close_reason::policy,
+                      close_policy_violation,
+                      "message not completed within " +
+                        std::to_string(self->opts_.ws_message_timeout.count() / 1000) + " s",
                       {}});
     });
 }
@@ -243,42 +249,43 @@ void ws_session::watch_message() {
 bool ws_session::on_event(frame_parser::result r) {
   using result = frame_parser::result;
   switch (r) {
-    case result::text:
-      on_text(parser_.take_message());
-      return true;
-    case result::binary: {
-      const auto& row = info(errc::unsupported_data);
-      on_close({close_reason::protocol_error, row.close_code, "binary messages are not supported", {}});
-      return true; // wait for the client's close
+  case result::text:
+    on_text(parser_.take_message());
+    return true;
+  case result::binary: {
+    const auto& row = info(errc::unsupported_data);
+    on_close(
+      {close_reason::protocol_error, row.close_code, "binary messages are not supported", {}});
+    return true; // wait for the client's close
+  }
+  case result::ping:
+    if (!closing_)
+      push_control(opcode::pong, parser_.control_payload());
+    return true;
+  case result::pong:
+    awaiting_pong_ = false;
+    return true;
+  case result::close:
+    peer_closed_ = true;
+    if (closing_) {
+      finish(closing_reason_); // the answer to our close
+    } else {
+      close_request req{close_reason::client, parser_.close_code(), {}, {}};
+      on_close(std::move(req)); // echo it, then end
     }
-    case result::ping:
-      if (!closing_)
-        push_control(opcode::pong, parser_.control_payload());
-      return true;
-    case result::pong:
-      awaiting_pong_ = false;
-      return true;
-    case result::close:
-      peer_closed_ = true;
-      if (closing_) {
-        finish(closing_reason_); // the answer to our close
-      } else {
-        close_request req{close_reason::client, parser_.close_code(), {}, {}};
-        on_close(std::move(req)); // echo it, then end
-      }
-      return false;
-    case result::error: {
-      // The client broke the framing (section 7.1.7): fail the connection
-      // with the matching code. What the client sends after it is read and
-      // dropped unparsed: closing a socket with unread input sends a TCP
-      // reset, which can destroy the close frame before the client reads it.
-      draining_ = true;
-      on_close({close_reason::protocol_error, parser_.error_code(),
-                std::string{parser_.error_text()}, {}});
-      return true;
-    }
-    case result::need_more:
-      return true;
+    return false;
+  case result::error: {
+    // The client broke the framing (section 7.1.7): fail the connection
+    // with the matching code. What the client sends after it is read and
+    // dropped unparsed: closing a socket with unread input sends a TCP
+    // reset, which can destroy the close frame before the client reads it.
+    draining_ = true;
+    on_close(
+      {close_reason::protocol_error, parser_.error_code(), std::string{parser_.error_text()}, {}});
+    return true;
+  }
+  case result::need_more:
+    return true;
   }
   return true;
 }
@@ -294,12 +301,12 @@ void ws_session::on_text(std::string message) {
       on_close(std::move(req));
       return;
     }
-    auto why = "over "
-               + std::to_string(static_cast<long long>(opts_.ws_commands_per_second))
-               + " messages per second: message dropped";
-    write_message({}, dialect_ == dialect::centrifugo
-                        ? centrifugo::encode_error(0, centrifugo::error_code::too_many_requests, why)
-                        : encode_error(nlohmann::json{}, errc::rate_limited, why));
+    auto why = "over " + std::to_string(static_cast<long long>(opts_.ws_commands_per_second)) +
+               " messages per second: message dropped";
+    write_message({},
+                  dialect_ == dialect::centrifugo
+                    ? centrifugo::encode_error(0, centrifugo::error_code::too_many_requests, why)
+                    : encode_error(nlohmann::json{}, errc::rate_limited, why));
     return;
   }
   refused_in_row_ = 0;
@@ -310,26 +317,25 @@ void ws_session::on_text(std::string message) {
 void ws_session::arm_heartbeat() {
   auto wait = awaiting_pong_ ? opts_.ws_pong_timeout : opts_.ws_ping_interval;
   heartbeat_timer_.expires_after(wait);
-  heartbeat_timer_.async_wait(
-    [self = std::static_pointer_cast<ws_session>(shared_from_this())](beast::error_code ec) {
-      if (ec || self->closed_ || self->closing_)
-        return;
-      if (self->awaiting_pong_) {
-        self->finish(close_reason::heartbeat_timeout);
-        return;
-      }
-      self->awaiting_pong_ = true;
-      static const frame ping = make_frame(encode_frame(opcode::ping, {}));
-      self->push({}, ping);
-      if (self->dialect_ == dialect::centrifugo) {
-        // Centrifugo's application ping, which the SDK watches (it reconnects
-        // when none came within the connect reply's `ping` plus its delay).
-        static const frame cf_ping =
-          make_frame(encode_frame(opcode::text, centrifugo::ping_message));
-        self->push({}, cf_ping);
-      }
-      self->arm_heartbeat();
-    });
+  heartbeat_timer_.async_wait([self = std::static_pointer_cast<ws_session>(shared_from_this())](
+                                beast::error_code ec) {
+    if (ec || self->closed_ || self->closing_)
+      return;
+    if (self->awaiting_pong_) {
+      self->finish(close_reason::heartbeat_timeout);
+      return;
+    }
+    self->awaiting_pong_ = true;
+    static const frame ping = make_frame(encode_frame(opcode::ping, {}));
+    self->push({}, ping);
+    if (self->dialect_ == dialect::centrifugo) {
+      // Centrifugo's application ping, which the SDK watches (it reconnects
+      // when none came within the connect reply's `ping` plus its delay).
+      static const frame cf_ping = make_frame(encode_frame(opcode::text, centrifugo::ping_message));
+      self->push({}, cf_ping);
+    }
+    self->arm_heartbeat();
+  });
 }
 
 } // namespace herald::net::ws

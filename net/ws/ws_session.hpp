@@ -96,15 +96,15 @@ private:
   dialect dialect_;
   frame_parser parser_;
   asio::steady_timer heartbeat_timer_;
-  asio::steady_timer message_timer_;   ///< --ws-message-timeout of the message arriving
+  asio::steady_timer message_timer_; ///< --ws-message-timeout of the message arriving
   bool message_timer_armed_ = false;
   auth::principal principal_;
   token_bucket commands_;          ///< --ws-commands-per-second, --ws-commands-burst
   std::size_t refused_in_row_ = 0; ///< commands refused as rate_limited in a row
   bool awaiting_pong_ = false;
-  bool peer_closed_ = false;       ///< the client's close frame arrived
-  bool reading_ = true;            ///< false once the client's close arrived
-  bool draining_ = false;          ///< a framing error: read and drop until the client ends
+  bool peer_closed_ = false; ///< the client's close frame arrived
+  bool reading_ = true;      ///< false once the client's close arrived
+  bool draining_ = false;    ///< a framing error: read and drop until the client ends
 };
 
 } // namespace herald::net::ws

@@ -25,11 +25,11 @@ caf::behavior fake_registry(caf::stateful_actor<reg_state>* self) {
 
 publish_ticket_ptr ticket(std::string channel, std::string event, std::vector<std::uint64_t>* out) {
   net::http::publish_request req{{std::move(channel)}, std::move(event), R"({"n":1})"};
-  return std::make_shared<publish_ticket>(std::move(req),
-                                          [out](const publish_ticket& t, unsigned status, const std::string&) {
-                                            if (out && status == 200)
-                                              out->push_back(t.offsets[0]);
-                                          });
+  return std::make_shared<publish_ticket>(
+    std::move(req), [out](const publish_ticket& t, unsigned status, const std::string&) {
+      if (out && status == 200)
+        out->push_back(t.offsets[0]);
+    });
 }
 
 // The channel "stream:42" under test (epoch "ep1", history of 4 for 10 s),
@@ -96,8 +96,10 @@ CAF_TEST(publications fan out to every subscriber with shared frames) {
   CAF_CHECK(sub(a).pubs[0].get() == sub(b).pubs[0].get());
   CAF_CHECK_EQUAL(sub(a).pubs[1]->offset, 2u);
   CAF_CHECK_EQUAL(*sub(a).pubs[0]->sse, std::string{"event: withdrawn\ndata: {\"n\":1}\n\n"});
-  CAF_CHECK_EQUAL(*sub(a).pubs[0]->ws,
-                  std::string{R"({"op":"publication","channel":"stream:42","offset":1,"event":"withdrawn","data":{"n":1}})"});
+  CAF_CHECK_EQUAL(
+    *sub(a).pubs[0]->ws,
+    std::string{
+      R"({"op":"publication","channel":"stream:42","offset":1,"event":"withdrawn","data":{"n":1}})"});
 }
 
 CAF_TEST(subscribe without since starts live at the head) {
@@ -167,7 +169,8 @@ CAF_TEST(the answer comes before any live publication) {
   auto s = spawn_subscriber();
   // Subscribe and publish back to back: the channel handles them in order,
   // so the subscriber sees the answer, then offset 2.
-  self->send(ch, subscribe_atom_v, subscribe_request{"stream:42", s, net::stream_position{"ep1", 0}, 0, sink_of(s)});
+  self->send(ch, subscribe_atom_v,
+             subscribe_request{"stream:42", s, net::stream_position{"ep1", 0}, 0, sink_of(s)});
   self->send(ch, publish_atom_v, ticket("stream:42", "withdrawn", &offsets), std::size_t{0});
   sched.run();
   CAF_REQUIRE_EQUAL(sub(s).answers.size(), 1u);

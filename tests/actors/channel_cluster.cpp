@@ -12,9 +12,9 @@ namespace {
 // Stands in for the Redis gateway: records what the channel asks of it.
 struct gw_state {
   std::vector<std::string> watches, unwatches;
-  std::vector<std::uint64_t> syncs; // the `after` of each sync
+  std::vector<std::uint64_t> syncs;                             // the `after` of each sync
   std::vector<std::pair<std::string, std::uint64_t>> positions; // epoch, delivered of each
-  std::vector<channel_query_ptr> queries; // position queries handed on
+  std::vector<channel_query_ptr> queries;                       // position queries handed on
 };
 
 caf::behavior fake_gateway(caf::stateful_actor<gw_state>* self) {
@@ -305,8 +305,9 @@ CAF_TEST(an epoch the channel left coming back from Redis is retired and never r
   std::vector<std::pair<std::string, std::uint64_t>> seen;
   for (auto& p : sub(s).pubs)
     seen.emplace_back(p->epoch, p->offset);
-  CAF_CHECK_EQUAL(seen, (std::vector<position>{{"r1", 1}, {"r1", 2}, {"r1", 3}, {"r1", 4},
-                                               {"r1", 5}, {"r2", 1}, {"r3", 1}}));
+  CAF_CHECK_EQUAL(seen,
+                  (std::vector<position>{
+                    {"r1", 1}, {"r1", 2}, {"r1", 3}, {"r1", 4}, {"r1", 5}, {"r2", 1}, {"r3", 1}}));
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

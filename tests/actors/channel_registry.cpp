@@ -13,19 +13,19 @@ namespace {
 // "e1", "e2", ... in the order they are made.
 struct fixture : test::actor_fixture {
   int epochs = 0;
-  caf::actor reg = spawn_registry(history_options{8, 5s},
-                                  [this] { return "e" + std::to_string(++epochs); });
+  caf::actor reg =
+    spawn_registry(history_options{8, 5s}, [this] { return "e" + std::to_string(++epochs); });
   std::vector<std::vector<std::uint64_t>> replies;
 
   registry_state& state() { return deref<caf::stateful_actor<registry_state>>(reg).state; }
 
   void publish(std::vector<std::string> channels) {
     net::http::publish_request req{std::move(channels), "paused", "{}"};
-    auto t = std::make_shared<publish_ticket>(std::move(req),
-                                              [this](const publish_ticket& t, unsigned status, const std::string&) {
-                                                if (status == 200)
-                                                  replies.push_back(t.offsets);
-                                              });
+    auto t = std::make_shared<publish_ticket>(
+      std::move(req), [this](const publish_ticket& t, unsigned status, const std::string&) {
+        if (status == 200)
+          replies.push_back(t.offsets);
+      });
     self->send(reg, publish_atom_v, std::move(t));
     sched.run();
   }

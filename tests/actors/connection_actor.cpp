@@ -43,9 +43,9 @@ struct fixture : test::actor_fixture {
   caf::actor sse_conn(std::vector<std::string> channels,
                       std::vector<net::sse::cursor_entry> cursor = {}) {
     sink->use(net::metrics::transport::sse);
-    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg,
-                       connection_options{transport::sse, 64}, std::move(channels),
-                       std::move(cursor));
+    auto a =
+      sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg,
+                connection_options{transport::sse, 64}, std::move(channels), std::move(cursor));
     spawned.push_back(a);
     sched.run();
     return a;
@@ -58,8 +58,7 @@ struct fixture : test::actor_fixture {
 
   void publish(std::vector<std::string> channels, std::string event = "withdrawn") {
     net::http::publish_request req{std::move(channels), std::move(event), R"({"x":1})"};
-    caf::anon_send(reg, publish_atom_v,
-                   std::make_shared<publish_ticket>(std::move(req), nullptr));
+    caf::anon_send(reg, publish_atom_v, std::make_shared<publish_ticket>(std::move(req), nullptr));
     sched.run();
   }
 
@@ -79,7 +78,10 @@ CAF_TEST(ws subscribe is answered and then publications follow) {
   auto c = ws_conn();
   text(c, R"({"op":"subscribe","id":1,"channel":"stream:42"})");
   CAF_REQUIRE_EQUAL(sink->bodies.size(), 1u);
-  CAF_CHECK_EQUAL(body(0), json::parse(R"({"op":"subscribed","id":1,"channel":"stream:42","epoch":"ep","offset":0,"recovered":false})"));
+  CAF_CHECK_EQUAL(
+    body(0),
+    json::parse(
+      R"({"op":"subscribed","id":1,"channel":"stream:42","epoch":"ep","offset":0,"recovered":false})"));
   publish({"stream:42"});
   CAF_REQUIRE_EQUAL(sink->bodies.size(), 2u);
   CAF_CHECK_EQUAL(body(1)["op"], "publication");
@@ -153,11 +155,11 @@ CAF_TEST(ws ping is answered with pong) {
 CAF_TEST(ws subscribe attempts are limited and refused ones count) {
   auto c = ws_conn(64, 4);
   text(c, R"({"op":"subscribe","id":1,"channel":"stream:1"})");
-  text(c, R"({"op":"subscribe","id":2,"channel":"nope"})");           // invalid_channel
-  text(c, R"({"op":"subscribe","id":3,"channel":"stream:1"})");       // already_subscribed
-  text(c, R"({"op":"subscribe","id":4})");                            // invalid_request
-  text(c, R"({"op":"ping","id":5})");                                 // not counted
-  text(c, R"({"op":"unsubscribe","id":6,"channel":"stream:1"})");     // not counted
+  text(c, R"({"op":"subscribe","id":2,"channel":"nope"})");       // invalid_channel
+  text(c, R"({"op":"subscribe","id":3,"channel":"stream:1"})");   // already_subscribed
+  text(c, R"({"op":"subscribe","id":4})");                        // invalid_request
+  text(c, R"({"op":"ping","id":5})");                             // not counted
+  text(c, R"({"op":"unsubscribe","id":6,"channel":"stream:1"})"); // not counted
   CAF_CHECK(!sink->closed);
   text(c, R"({"op":"subscribe","id":7,"channel":"stream:2","since":{"epoch":"ep","offset":0}})");
   CAF_REQUIRE_EQUAL(sink->bodies.size(), 7u);
@@ -215,7 +217,8 @@ CAF_TEST(sse ids carry the position of every channel) {
   CAF_REQUIRE_EQUAL(sink->bodies.size(), 1u);
   CAF_CHECK_EQUAL(sink->bodies[0], "event: herald.cursor\ndata: {}\n\n");
   std::vector<net::sse::cursor_entry> first;
-  CAF_REQUIRE(net::sse::parse_cursor(sink->prefixes[0].substr(4, sink->prefixes[0].size() - 5), 64, first));
+  CAF_REQUIRE(
+    net::sse::parse_cursor(sink->prefixes[0].substr(4, sink->prefixes[0].size() - 5), 64, first));
   CAF_REQUIRE_EQUAL(first.size(), 2u);
   CAF_CHECK_EQUAL(first[0].position.offset, 0u);
   CAF_CHECK_EQUAL(first[1].position.offset, 0u);
@@ -246,12 +249,14 @@ CAF_TEST(sse recovery replays each channel and reports gaps) {
   CAF_REQUIRE_EQUAL(sink->bodies.size(), 3u);
   CAF_CHECK_EQUAL(sink->bodies[0], "event: withdrawn\ndata: {\"x\":1}\n\n");
   CAF_CHECK_EQUAL(sink->bodies[1], "event: withdrawn\ndata: {\"x\":1}\n\n");
-  CAF_CHECK_EQUAL(sink->bodies[2],
-                  "event: herald.gap\ndata: {\"channel\":\"stream:2\",\"reason\":\"epoch_changed\"}\n\n");
+  CAF_CHECK_EQUAL(
+    sink->bodies[2],
+    "event: herald.gap\ndata: {\"channel\":\"stream:2\",\"reason\":\"epoch_changed\"}\n\n");
   // The first id already names both channels: stream:1 at 2, stream:2 at
   // the position it starts from.
   std::vector<net::sse::cursor_entry> first;
-  CAF_REQUIRE(net::sse::parse_cursor(sink->prefixes[0].substr(4, sink->prefixes[0].size() - 5), 64, first));
+  CAF_REQUIRE(
+    net::sse::parse_cursor(sink->prefixes[0].substr(4, sink->prefixes[0].size() - 5), 64, first));
   CAF_REQUIRE_EQUAL(first.size(), 2u);
   CAF_CHECK_EQUAL(first[0].position.offset, 2u);
   std::vector<net::sse::cursor_entry> last;

@@ -50,10 +50,9 @@ public:
   /// Spawns a channel registry (its own channel actors get their epochs
   /// from `make_epoch`), runs until it is idle, and ends it with the fixture.
   caf::actor spawn_registry(actors::history_options history,
-                            std::function<std::string()> make_epoch,
-                            caf::actor gateway = {}) {
-    auto reg = sys.spawn(actors::channel_registry, history, std::move(make_epoch),
-                         std::move(gateway));
+                            std::function<std::string()> make_epoch, caf::actor gateway = {}) {
+    auto reg =
+      sys.spawn(actors::channel_registry, history, std::move(make_epoch), std::move(gateway));
     under_test_.push_back(reg);
     run();
     return reg;

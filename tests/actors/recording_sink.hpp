@@ -20,12 +20,15 @@ namespace herald::test {
 class recording_sink : public net::frame_sink, private net::subscription_table::output {
 public:
   explicit recording_sink(net::metrics::transport kind = net::metrics::transport::ws)
-    : table(std::make_unique<net::subscription_table>(kind, static_cast<net::subscription_table::output&>(*this))), kind_(kind) {}
+    : table(std::make_unique<net::subscription_table>(
+        kind, static_cast<net::subscription_table::output&>(*this))),
+      kind_(kind) {}
 
   /// Makes the table encode for `kind` (call before use).
   void use(net::metrics::transport kind) {
     kind_ = kind;
-    table = std::make_unique<net::subscription_table>(kind, static_cast<net::subscription_table::output&>(*this));
+    table = std::make_unique<net::subscription_table>(
+      kind, static_cast<net::subscription_table::output&>(*this));
   }
 
   /// Makes the table and the publications speak Centrifugo's protocol.
@@ -70,8 +73,7 @@ private:
     prefixes.push_back(std::move(prefix));
     bodies.push_back(std::move(body));
   }
-  void write_publication(const net::publication& p, std::string id_line,
-                         std::int64_t) override {
+  void write_publication(const net::publication& p, std::string id_line, std::int64_t) override {
     if (centrifugo_)
       record(std::move(id_line), *net::centrifugo::publication_push(p));
     else

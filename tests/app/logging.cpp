@@ -69,7 +69,8 @@ TEST_CASE("client log limiter: N per kind per second, then one suppressed line")
   // Another kind has its own budget.
   CHECK(limiter.log("protocol_error", spdlog::level::info, "closed", {}, t0));
   // The next window starts with the count of what the last one dropped.
-  CHECK(limiter.log("bad_request", spdlog::level::info, "refused", {}, t0 + std::chrono::seconds(1)));
+  CHECK(
+    limiter.log("bad_request", spdlog::level::info, "refused", {}, t0 + std::chrono::seconds(1)));
   auto lines = log.lines();
   REQUIRE(lines.size() == 6);
   auto suppressed = nlohmann::json::parse(lines[4]);

@@ -103,15 +103,17 @@ TEST_CASE("precedence: command line > environment > file > default") {
                 "[scheduler]\nmax-threads=3\n"};
   config cfg;
   auto r = load(cfg, {"--config-file=" + ini.path, "--port=3333"},
-                {{"HERALD_PORT", "2222"}, {"HERALD_HISTORY_SIZE", "6"}, {"PORT", "9"},
+                {{"HERALD_PORT", "2222"},
+                 {"HERALD_HISTORY_SIZE", "6"},
+                 {"PORT", "9"},
                  {"HERALD_SCHEDULER_MAX_THREADS", "1"}});
   INFO(r.err);
   REQUIRE(r.result == startup::run);
-  CHECK(cfg.port == 3333);                 // CLI over env and file
-  CHECK(cfg.history_size == 6);            // env over file
-  CHECK(cfg.host == "10.0.0.1");           // file over default
+  CHECK(cfg.port == 3333);       // CLI over env and file
+  CHECK(cfg.history_size == 6);  // env over file
+  CHECK(cfg.host == "10.0.0.1"); // file over default
   CHECK(cfg.io_threads == 3);
-  CHECK(cfg.history_ttl == 300);           // default
+  CHECK(cfg.history_ttl == 300);                                    // default
   CHECK(caf::get_or(cfg, "scheduler.max-threads", size_t{0}) == 1); // CAF option from env
   CHECK(r.sources["port"] == option_source::cli);
   CHECK(r.sources["history-size"] == option_source::env);
@@ -130,8 +132,11 @@ TEST_CASE("PORT and REDIS_URL are aliases below the HERALD_ names") {
   }
   {
     config cfg;
-    auto r = load(cfg, {}, {{"PORT", "4444"}, {"HERALD_PORT", "5555"},
-                            {"REDIS_URL", "redis://a:1"}, {"HERALD_REDIS_URL", "redis://b:2"}});
+    auto r = load(cfg, {},
+                  {{"PORT", "4444"},
+                   {"HERALD_PORT", "5555"},
+                   {"REDIS_URL", "redis://a:1"},
+                   {"HERALD_REDIS_URL", "redis://b:2"}});
     REQUIRE(r.result == startup::run);
     CHECK(cfg.port == 5555);
     CHECK(cfg.redis_url == "redis://b:2");
@@ -182,8 +187,8 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     config cfg;
     auto r = load(cfg, {}, {{"HERALD_CLIENT_MAX_BUFFER", "-5"}});
     CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("--client-max-buffer (environment variable HERALD_CLIENT_MAX_BUFFER)")
-          != std::string::npos);
+    CHECK(r.err.find("--client-max-buffer (environment variable HERALD_CLIENT_MAX_BUFFER)") !=
+          std::string::npos);
   }
   SECTION("environment alias") {
     config cfg;
@@ -217,9 +222,8 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     config cfg;
     auto r = load(cfg, {"--config-file=" + ini.path});
     CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("unknown option scheduler.max-treads in section [scheduler] (config file "
-                     + ini.path + ", line 2)")
-          != std::string::npos);
+    CHECK(r.err.find("unknown option scheduler.max-treads in section [scheduler] (config file " +
+                     ini.path + ", line 2)") != std::string::npos);
   }
   SECTION("file: a string without quotes, with its line") {
     temp_file ini{"[global]\nhost=unquoted\n"};
@@ -227,8 +231,8 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     auto r = load(cfg, {"--config-file=" + ini.path});
     CHECK(r.result == startup::exit_failure);
     CHECK(r.err.find("herald: bad value 'unquoted' for host: expected string in double quotes, "
-                     "e.g. host=\"...\" (config file " + ini.path + ", line 2)")
-          != std::string::npos);
+                     "e.g. host=\"...\" (config file " +
+                     ini.path + ", line 2)") != std::string::npos);
   }
   SECTION("file: an empty value is reported on its own line, in plain words") {
     // Was: "parser_error(unexpected_newline, ...line 3)" for line 2.
@@ -236,9 +240,8 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     config cfg;
     auto r = load(cfg, {"--config-file=" + ini.path});
     CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("herald: port has no value; write port=<uint16> (config file " + ini.path
-                     + ", line 2)")
-          != std::string::npos);
+    CHECK(r.err.find("herald: port has no value; write port=<uint16> (config file " + ini.path +
+                     ", line 2)") != std::string::npos);
     CHECK(r.err.find("parser_error") == std::string::npos);
     CHECK(r.err.find("line 3") == std::string::npos);
   }
@@ -248,20 +251,22 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     config cfg;
     auto r = load(cfg, {"--config-file=" + ini.path});
     CHECK(r.result == startup::exit_failure);
-    auto at = [&](int line) { return "(config file " + ini.path + ", line " + std::to_string(line) + ")"; };
+    auto at = [&](int line) {
+      return "(config file " + ini.path + ", line " + std::to_string(line) + ")";
+    };
     CHECK(r.err.find("port has no value; write port=<uint16> " + at(3)) != std::string::npos);
-    CHECK(r.err.find("a value opens a double quote and does not close it " + at(4))
-          != std::string::npos);
+    CHECK(r.err.find("a value opens a double quote and does not close it " + at(4)) !=
+          std::string::npos);
     CHECK(r.err.find("unknown option bogus " + at(5)) != std::string::npos);
-    CHECK(r.err.find("expected name=value or [section], found 'not a setting' " + at(6))
-          != std::string::npos);
-    CHECK(r.err.find("--history-size must be greater than 0 (from " + at(7).substr(1))
-          != std::string::npos);
-    CHECK(r.err.find("unknown option scheduler.max-treads in section [scheduler] " + at(9))
-          != std::string::npos);
+    CHECK(r.err.find("expected name=value or [section], found 'not a setting' " + at(6)) !=
+          std::string::npos);
+    CHECK(r.err.find("--history-size must be greater than 0 (from " + at(7).substr(1)) !=
+          std::string::npos);
+    CHECK(r.err.find("unknown option scheduler.max-treads in section [scheduler] " + at(9)) !=
+          std::string::npos);
     CHECK(r.err.find("bad value 'sharing' for scheduler.policy: expected atom in single quotes, "
-                     "e.g. policy='...' " + at(10))
-          != std::string::npos);
+                     "e.g. policy='...' " +
+                     at(10)) != std::string::npos);
   }
   SECTION("file: missing explicit file") {
     config cfg;
@@ -274,17 +279,15 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     config cfg;
     auto r = load(cfg, {}, {{"HERALD_CONFIG_FILE", ini.path}});
     CHECK(r.result == startup::exit_failure); // validate(): must be greater than 0
-    CHECK(r.err.find("--history-size must be greater than 0 (from config file " + ini.path
-                     + ", line 2)")
-          != std::string::npos);
+    CHECK(r.err.find("--history-size must be greater than 0 (from config file " + ini.path +
+                     ", line 2)") != std::string::npos);
   }
   SECTION("validate() failures name the source of the value") {
     config cfg;
     auto r = load(cfg, {}, {{"HERALD_LOG_FORMAT", "xml"}});
     CHECK(r.result == startup::exit_failure);
     CHECK(r.err.find("--log-format must be text or json (from environment variable "
-                     "HERALD_LOG_FORMAT)")
-          != std::string::npos);
+                     "HERALD_LOG_FORMAT)") != std::string::npos);
   }
   SECTION("every bad source is reported in one run") {
     config cfg;
@@ -299,12 +302,11 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
                   {{"HERALD_SHUTDOWN_TIMEOUT", "0"}});
     CHECK(r.result == startup::exit_failure);
     CHECK(r.err.find("unknown option --bogus (command line)") != std::string::npos);
-    CHECK(r.err.find("--history-size must be greater than 0 (from command line)")
-          != std::string::npos);
+    CHECK(r.err.find("--history-size must be greater than 0 (from command line)") !=
+          std::string::npos);
     CHECK(r.err.find("--log-format must be text or json (from command line)") != std::string::npos);
     CHECK(r.err.find("--shutdown-timeout must be 1-3600 seconds (from environment variable "
-                     "HERALD_SHUTDOWN_TIMEOUT)")
-          != std::string::npos);
+                     "HERALD_SHUTDOWN_TIMEOUT)") != std::string::npos);
   }
 }
 
@@ -316,8 +318,7 @@ TEST_CASE("a Redis prefix with braces is refused: they would change every key's 
     auto r = load(cfg, {bad});
     CHECK(r.result == startup::exit_failure);
     CHECK(r.err.find("--redis-prefix must be 1-64 characters without spaces, glob characters or "
-                     "braces")
-          != std::string::npos);
+                     "braces") != std::string::npos);
   }
   config cfg;
   CHECK(load(cfg, {"--redis-prefix=prod:"}).result != startup::exit_failure);
@@ -402,9 +403,11 @@ TEST_CASE("the dump of every non-secret option reads back to the same configurat
   // dump. Was: token-refresh-grace was dumped as "; ...=<redacted>" (its
   // name contains "token") and read back as the default.
   test_config base;
-  const std::map<std::string, std::string> valid = {
-    {"log-level", "debug"}, {"log-format", "json"}, {"jwt-algorithm", "ES256"},
-    {"scheduler.policy", "stealing"}, {"redis-url", "redis://127.0.0.1:7/1"}};
+  const std::map<std::string, std::string> valid = {{"log-level", "debug"},
+                                                    {"log-format", "json"},
+                                                    {"jwt-algorithm", "ES256"},
+                                                    {"scheduler.policy", "stealing"},
+                                                    {"redis-url", "redis://127.0.0.1:7/1"}};
   std::vector<std::string> args{"--dump-config"};
   std::vector<std::string> keys;
   for (const auto& opt : base.option_set()) {
@@ -552,11 +555,11 @@ TEST_CASE("every option's default is rendered from one value in --help, --help-m
     auto cell = markdown.substr(cell_start, markdown.find(" | ", cell_start) - cell_start);
     auto bare =
       value.size() > 1 && value.front() == '"' ? value.substr(1, value.size() - 2) : value;
-    CHECK(cell == (!note.empty() ? note
-                   : unset          ? "`(CAF decides)`"
+    CHECK(cell == (!note.empty()     ? note
+                   : unset           ? "`(CAF decides)`"
                    : value == "\"\"" ? "empty"
-                   : writable       ? "`" + bare + "`"
-                                    : "`(CAF's: " + value + ")`"));
+                   : writable        ? "`" + bare + "`"
+                                     : "`(CAF's: " + value + ")`"));
 
     // --dump-config: "name=VALUE" in the option's [section], or a comment
     // when CAF's default is not writable in the option's type.

@@ -20,7 +20,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!line.ok) {
       FUZZ_CHECK(line.err.code == cf::error_code::bad_request);
       FUZZ_CHECK(!line.err.message.empty());
-      FUZZ_CHECK(parse_client_json(cf::encode_error(line.err.id, line.err.code, line.err.message), reply));
+      FUZZ_CHECK(
+        parse_client_json(cf::encode_error(line.err.id, line.err.code, line.err.message), reply));
       auto [code, reason] = cf::close_for(1008, line.err.message);
       FUZZ_CHECK(code == 3501);
       continue;
@@ -29,7 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(cmd.id != 0 || cmd.kind == cf::method::pong);
     if (cmd.kind == cf::method::subscribe) {
       FUZZ_CHECK(cmd.since.offset <= max_client_offset);
-      FUZZ_CHECK(parse_client_json(cf::encode_subscribe(cmd.id, cmd.since, cmd.recover, false, {}), reply));
+      FUZZ_CHECK(
+        parse_client_json(cf::encode_subscribe(cmd.id, cmd.since, cmd.recover, false, {}), reply));
     }
     if (cmd.kind == cf::method::unsupported)
       FUZZ_CHECK(parse_client_json(cf::encode_error(cmd.id, cf::error_code::method_not_found,

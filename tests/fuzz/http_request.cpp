@@ -49,8 +49,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string detail;
   auto e = http::check_head(req, opts.max_header_count, detail);
   FUZZ_CHECK(e == errc::none || e == errc::headers_too_large || e == errc::invalid_request);
-  FUZZ_CHECK((e == errc::headers_too_large)
-             == (http::header_count(req) > opts.max_header_count));
+  FUZZ_CHECK((e == errc::headers_too_large) == (http::header_count(req) > opts.max_header_count));
   // invalid_request is ambiguous framing only: a Transfer-Encoding that is
   // not one plain `chunked`, or one next to Content-Length (RFC 9112 s6).
   const auto te = req.count(bhttp::field::transfer_encoding);

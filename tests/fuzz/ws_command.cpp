@@ -30,8 +30,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     FUZZ_CHECK(!validate_channel(cmd.channel));
   if (cmd.since)
     FUZZ_CHECK(cmd.since->offset <= max_client_offset && is_valid_epoch(cmd.since->epoch));
-  auto out = ws::encode_subscribed(cmd.id, cmd.channel,
-                                   cmd.since.value_or(stream_position{"e", 0}), false, "");
+  auto out = ws::encode_subscribed(cmd.id, cmd.channel, cmd.since.value_or(stream_position{"e", 0}),
+                                   false, "");
   FUZZ_CHECK(parse_client_json(out, reply));
   FUZZ_CHECK(parse_client_json(ws::encode_pong(cmd.id), reply));
   return 0;

@@ -83,7 +83,7 @@ std::vector<event> run(frame_parser& p, const std::vector<std::string_view>& chu
       if (r == result::text || r == result::binary) {
         // What we parsed re-encodes (server side, masked as a client would) to the same message.
         const std::string frame =
-            encode_frame(r == result::text ? opcode::text : opcode::binary, p.message());
+          encode_frame(r == result::text ? opcode::text : opcode::binary, p.message());
         const std::size_t len7 = static_cast<std::uint8_t>(frame[1]);
         const std::size_t header = 2 + (len7 == 126 ? 2 : len7 == 127 ? 8 : 0);
         FUZZ_CHECK(frame.size() == header + p.message().size());

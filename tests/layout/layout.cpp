@@ -37,11 +37,11 @@ const std::map<std::string, std::set<std::string>>& rules() {
     t["net/core"] = {"net/core", "net", "net/obs", "net/wire", "net/auth"};
     t["net/sse"] = {"net/sse", "net/core", "net", "net/obs", "net/wire", "net/auth"};
     t["net/ws"] = {"net/ws", "net/core", "net", "net/obs", "net/wire", "net/auth"};
-    t["net/http"] = {"net/http", "net/sse", "net/ws", "net/core", "net",
-                     "net/obs",  "net/wire", "net/auth"};
+    t["net/http"] = {"net/http", "net/sse", "net/ws",   "net/core",
+                     "net",      "net/obs", "net/wire", "net/auth"};
     t["net/redis"] = {"net/redis", "net/wire", "net/obs", "net/asio.hpp"};
-    t["actors"] = {"actors", "net/redis", "net/http", "net/sse", "net/ws", "net/core",
-                   "net",    "net/obs",   "net/wire", "net/auth"};
+    t["actors"] = {"actors",   "net/redis", "net/http", "net/sse",  "net/ws",
+                   "net/core", "net",       "net/obs",  "net/wire", "net/auth"};
     t["app"] = t["actors"];
     t["app"].insert("app");
     t["loadtest"] = {"loadtest", "net/wire"};
@@ -52,9 +52,9 @@ const std::map<std::string, std::set<std::string>>& rules() {
 
 // The herald:: CMake target that is each library folder.
 const std::map<std::string, std::string> target_folder = {
-  {"herald::wire", "net/wire"}, {"herald::obs", "net/obs"},     {"herald::auth", "net/auth"},
-  {"herald::net", "net"},       {"herald::core", "net/core"},   {"herald::sse", "net/sse"},
-  {"herald::ws", "net/ws"},     {"herald::http", "net/http"},   {"herald::redis", "net/redis"},
+  {"herald::wire", "net/wire"}, {"herald::obs", "net/obs"},   {"herald::auth", "net/auth"},
+  {"herald::net", "net"},       {"herald::core", "net/core"}, {"herald::sse", "net/sse"},
+  {"herald::ws", "net/ws"},     {"herald::http", "net/http"}, {"herald::redis", "net/redis"},
   {"herald::actors", "actors"}, {"herald::app", "app"},
 };
 
@@ -70,7 +70,9 @@ std::string read(const fs::path& p) {
   return s.str();
 }
 
-std::string rel(const fs::path& p) { return fs::relative(p, root).generic_string(); }
+std::string rel(const fs::path& p) {
+  return fs::relative(p, root).generic_string();
+}
 
 // The folder of a repository path ("net/wire/sse/cursor.hpp" -> "net/wire"):
 // the deepest library folder of the table that holds it.
@@ -88,7 +90,7 @@ std::string library_of(const std::string& path) {
 }
 
 struct tree {
-  std::set<std::string> files;                          // repository paths of sources
+  std::set<std::string> files;                           // repository paths of sources
   std::map<std::string, std::vector<std::string>> edges; // file -> included project files
 };
 
@@ -137,7 +139,7 @@ const tree& project() {
 
 TEST_CASE("layout: no include cycle between project files", "[layout]") {
   const auto& t = project();
-  REQUIRE(t.files.size() > 100); // the tree was found
+  REQUIRE(t.files.size() > 100);    // the tree was found
   std::map<std::string, int> state; // 0 new, 1 on the stack, 2 done
   std::vector<std::string> stack;
   std::vector<std::string> cycles;

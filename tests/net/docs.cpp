@@ -114,10 +114,10 @@ errc by_code(const std::string& code) {
 }
 
 // Codes only a WebSocket client or an SSE stream can get: never an HTTP status.
-const std::set<std::string> not_http = {"none",           "unknown_op",      "invalid_since",
-                                        "already_subscribed", "not_subscribed", "unsupported_data",
-                                        "slow_client",    "cancelled",       "token_expired",
-                                        "rate_limited",   "too_many_subscribes"};
+const std::set<std::string> not_http = {
+  "none",           "unknown_op",       "invalid_since",      "already_subscribed",
+  "not_subscribed", "unsupported_data", "slow_client",        "cancelled",
+  "token_expired",  "rate_limited",     "too_many_subscribes"};
 
 } // namespace
 
@@ -149,16 +149,17 @@ TEST_CASE("docs/protocol.md: WebSocket errors and close codes", "[docs]") {
   auto paragraph = ws.substr(b, ws.find("\n\n", b) - b);
   std::set<std::string> listed;
   // Words in backticks that are not error codes: op names and field names.
-  const std::set<std::string> words = {"connect", "refresh", "subscribe", "unsubscribe",
-                                       "unsubscribed", "id", "channel", "since", "sub"};
+  const std::set<std::string> words = {"connect",     "refresh",      "subscribe",
+                                       "unsubscribe", "unsubscribed", "id",
+                                       "channel",     "since",        "sub"};
   for (const auto& w : backticked(paragraph))
     if (!words.count(w))
       listed.insert(w);
   // Every error a WebSocket command can get (was: too_many_subscribes missing).
-  const std::set<std::string> sent = {"invalid_json",       "invalid_request",   "unknown_op",
-                                      "invalid_channel",    "invalid_since",     "already_subscribed",
-                                      "not_subscribed",     "too_many_channels", "unauthorized",
-                                      "forbidden",          "rate_limited",      "too_many_subscribes",
+  const std::set<std::string> sent = {"invalid_json",    "invalid_request",   "unknown_op",
+                                      "invalid_channel", "invalid_since",     "already_subscribed",
+                                      "not_subscribed",  "too_many_channels", "unauthorized",
+                                      "forbidden",       "rate_limited",      "too_many_subscribes",
                                       "cancelled"};
   CHECK(listed == sent);
   for (const auto& code : listed)
@@ -170,9 +171,9 @@ TEST_CASE("docs/protocol.md: WebSocket errors and close codes", "[docs]") {
   std::set<std::string> codes;
   for (const auto& r : rows)
     codes.insert(r[0]);
-  for (auto e : {errc::unsupported_data, errc::payload_too_large, errc::shutting_down,
-                 errc::slow_client, errc::unauthorized, errc::token_expired, errc::rate_limited,
-                 errc::too_many_subscribes}) {
+  for (auto e :
+       {errc::unsupported_data, errc::payload_too_large, errc::shutting_down, errc::slow_client,
+        errc::unauthorized, errc::token_expired, errc::rate_limited, errc::too_many_subscribes}) {
     INFO(info(e).code);
     CHECK(codes.count(std::to_string(info(e).close_code)));
   }
@@ -264,13 +265,14 @@ TEST_CASE("docs/auth.md: the error code table matches the error table", "[docs]"
     } else if (r[0] == "WS error") {
       CHECK(info(by_code(v)).code == v);
     } else if (r[0] == "WS close") {
-      CHECK((v == std::to_string(info(errc::unauthorized).close_code)
-             || v == std::to_string(info(errc::token_expired).close_code)));
+      CHECK((v == std::to_string(info(errc::unauthorized).close_code) ||
+             v == std::to_string(info(errc::token_expired).close_code)));
     }
   }
 }
 
-TEST_CASE("docs/centrifugo.md: the error and close code tables are the codec's", "[docs][centrifugo]") {
+TEST_CASE("docs/centrifugo.md: the error and close code tables are the codec's",
+          "[docs][centrifugo]") {
   namespace cf = herald::net::centrifugo;
   auto codes = section(read_source("docs/centrifugo.md"), "## Codes");
   auto errors = table(codes);

@@ -43,13 +43,13 @@ TEST_CASE("counters and gauges move by what is recorded", "[metrics]") {
   auto text = metrics::render();
   CHECK(value_of(text, R"(herald_connections{transport="ws"})") == before_open + 1);
   CHECK(value_of(text, R"(herald_connects_total{transport="ws"})") == before_connects + 2);
-  CHECK(value_of(text, R"(herald_disconnects_total{transport="ws",reason="slow_client"})")
-        == before_slow + 1);
+  CHECK(value_of(text, R"(herald_disconnects_total{transport="ws",reason="slow_client"})") ==
+        before_slow + 1);
   // Every reason is present (0 or more), auth included.
   for (auto r : {"client", "slow_client", "heartbeat_timeout", "write_timeout", "protocol_error",
                  "policy", "shutdown", "auth"})
-    CHECK(text.find(std::string{R"(herald_disconnects_total{transport="sse",reason=")"} + r + "\"}")
-          != std::string::npos);
+    CHECK(text.find(std::string{R"(herald_disconnects_total{transport="sse",reason=")"} + r +
+                    "\"}") != std::string::npos);
   metrics::connection_closed(metrics::transport::ws, close_reason::auth);
   CHECK(scrape(R"(herald_disconnects_total{transport="ws",reason="auth"})") >= 1);
 }
@@ -91,15 +91,16 @@ TEST_CASE("histograms are cumulative, with +Inf equal to the count and the sum i
   CHECK(value_of(text, R"(herald_publish_to_write_seconds_bucket{le="0.001"})") == b1 + 3);
   CHECK(value_of(text, R"(herald_publish_to_write_seconds_bucket{le="+Inf"})") == inf + 4);
   CHECK(value_of(text, "herald_publish_to_write_seconds_count") == inf + 4);
-  CHECK(value_of(text, "herald_publish_to_write_seconds_sum")
-        == Approx(sum + 9.00075).epsilon(1e-9));
+  CHECK(value_of(text, "herald_publish_to_write_seconds_sum") ==
+        Approx(sum + 9.00075).epsilon(1e-9));
 }
 
 TEST_CASE("the exposition is well formed: HELP and TYPE once per family, then its samples",
           "[metrics]") {
   metrics::set_redis_up(true);
   auto text = metrics::render();
-  std::regex sample{R"(^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-z_]+="[^"\\\n]*"(,[a-z_]+="[^"\\\n]*")*\})? -?[0-9.e+-]+$)"};
+  std::regex sample{
+    R"(^[a-zA-Z_:][a-zA-Z0-9_:]*(\{[a-z_]+="[^"\\\n]*"(,[a-z_]+="[^"\\\n]*")*\})? -?[0-9.e+-]+$)"};
   std::regex type{R"(^# TYPE [a-z_]+ (counter|gauge|histogram)$)"};
   std::set<std::string> families;
   std::size_t pos = 0;
@@ -129,8 +130,8 @@ TEST_CASE("the exposition is well formed: HELP and TYPE once per family, then it
   CHECK(value_of(text, "herald_redis_up") == 1);
   CHECK(value_of(text, "process_resident_memory_bytes") > 1'000'000);
   CHECK(value_of(text, "process_open_fds") >= 3);
-  CHECK(text.find("herald_build_info{version=\"" + metrics::version() + "\"} 1\n")
-        != std::string::npos);
+  CHECK(text.find("herald_build_info{version=\"" + metrics::version() + "\"} 1\n") !=
+        std::string::npos);
   CHECK(value_of(text, R"(herald_http_errors_total{code="invalid_channel"})") >= 0);
 }
 
@@ -154,9 +155,9 @@ TEST_CASE("Redis Cluster: one sample per node and family, redirections by kind, 
   CHECK(value_of(text, R"(herald_redis_node_reconnects_total{node="127.0.0.1:7000"})") == 2);
   CHECK(moved() == before + 1);
   CHECK(value_of(text, R"(herald_redis_redirects_total{kind="ask"})") >= 1);
-  for (auto f : {"herald_redis_node_connected", "herald_redis_node_slots",
-                 "herald_redis_node_subscriptions", "herald_redis_node_reconnects_total",
-                 "herald_redis_redirects_total"}) {
+  for (auto f :
+       {"herald_redis_node_connected", "herald_redis_node_slots", "herald_redis_node_subscriptions",
+        "herald_redis_node_reconnects_total", "herald_redis_redirects_total"}) {
     INFO(f);
     std::string family = f;
     CHECK(text.find("# TYPE " + family + " ") != std::string::npos);
@@ -187,8 +188,8 @@ TEST_CASE("/v1/status reports the recorded figures", "[metrics][http]") {
   CHECK(j["mode"] == (j["redis"].is_null() ? "in-process" : "cluster"));
   CHECK(j["connections"]["sse"] == before["connections"]["sse"].get<int>() + 1);
   CHECK(j["connections"]["total"] == before["connections"]["total"].get<int>() + 1);
-  CHECK(j["publications_received"]["http"]
-        == before["publications_received"]["http"].get<int>() + 3);
+  CHECK(j["publications_received"]["http"] ==
+        before["publications_received"]["http"].get<int>() + 3);
   CHECK(j["channels"] == before["channels"].get<int>() + 2);
   CHECK(j["uptime_seconds"].get<double>() >= before["uptime_seconds"].get<double>());
   metrics::connection_closed(metrics::transport::sse, close_reason::client);

@@ -139,8 +139,7 @@ TEST_CASE_METHOD(started_cluster_client,
   // classic subscription anywhere.
   for (std::size_t m = 0; m < cl.size(); ++m) {
     auto pubsub = keys_for("herald:", channels[m]).pubsub;
-    CHECK(client->subscribed_node(channels[m]) ==
-          "127.0.0.1:" + std::to_string(cl.node(m).port()));
+    CHECK(client->subscribed_node(channels[m]) == "127.0.0.1:" + std::to_string(cl.node(m).port()));
     for (std::size_t n = 0; n < cl.size(); ++n) {
       CHECK(shardnumsub(cl.node(n), pubsub) == (n == m ? 1 : 0));
       CHECK(numsub(cl.node(n), pubsub) == 0);
@@ -225,8 +224,7 @@ TEST_CASE_METHOD(started_cluster_client,
     3s));
   client->unwatch(channels[2]);
   REQUIRE(f.run_until(
-    [&] { return shardnumsub(cl.node(2), keys_for("herald:", channels[2]).pubsub) == 0; },
-    3s));
+    [&] { return shardnumsub(cl.node(2), keys_for("herald:", channels[2]).pubsub) == 0; }, 3s));
 }
 
 // The e2e migration test cannot count on a MOVED (Herald's map may learn the
@@ -234,9 +232,10 @@ TEST_CASE_METHOD(started_cluster_client,
 // construction: no channel is watched (no sunsubscribe to refresh on) and
 // the periodic refresh is an hour away, so the publication after the
 // migration goes to the old owner, is answered MOVED, and follows it.
-TEST_CASE_METHOD(started_cluster_client,
-                 "cluster_client: a publication sent to a slot's old owner follows MOVED to the new one",
-                 "[redis][cluster_client][cluster]") {
+TEST_CASE_METHOD(
+  started_cluster_client,
+  "cluster_client: a publication sent to a slot's old owner follows MOVED to the new one",
+  "[redis][cluster_client][cluster]") {
   start(std::chrono::hours(1));
   const auto& ch = channels[0];
   REQUIRE(publish(f, *client, ch, 1) == 1);

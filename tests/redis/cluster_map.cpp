@@ -63,8 +63,8 @@ TEST_CASE("cluster_map: CLUSTER SLOTS of three masters with replicas", "[redis][
 
 TEST_CASE("cluster_map: one master may serve several ranges, holes are not covered",
           "[redis][cluster]") {
-  auto r = array({range(0, 99, node("a", 1)), range(200, 16383, node("a", 1)),
-                  range(100, 150, node("", 2))});
+  auto r = array(
+    {range(0, 99, node("a", 1)), range(200, 16383, node("a", 1)), range(100, 150, node("", 2))});
   slot_map m;
   std::string error;
   REQUIRE(slot_map::parse_cluster_slots(r, asked, m, error));
@@ -123,8 +123,8 @@ TEST_CASE("cluster_map: other errors are not redirections", "[redis][cluster][ba
   r.slot = 77;
   for (const char* text :
        {"", "ERR unknown", "MOVED", "MOVED 1", "MOVED x 127.0.0.1:1", "MOVED 16384 h:1",
-        "MOVED 1 h", "MOVED 1 h:", "MOVED 1 h:0", "MOVED 1 :7000", "ASK 1 h:99999",
-        "moved 1 h:1", "CROSSSLOT Keys in request don't hash to the same slot",
+        "MOVED 1 h", "MOVED 1 h:", "MOVED 1 h:0", "MOVED 1 :7000", "ASK 1 h:99999", "moved 1 h:1",
+        "CROSSSLOT Keys in request don't hash to the same slot",
         "TRYAGAIN Multiple keys request during rehashing of slot"}) {
     INFO(text);
     CHECK_FALSE(parse_redirect(text, r));

@@ -36,7 +36,8 @@ namespace {
 
 // started_connection against a server that wants the password "s3cret".
 struct password_connection : started_connection {
-  password_connection() : started_connection({"--requirepass", "s3cret"}) {}
+  password_connection()
+    : started_connection({"--requirepass", "s3cret"}) {}
 };
 
 } // namespace
@@ -50,19 +51,19 @@ TEST_CASE_METHOD(started_connection, "connection: commands and every reply kind"
   auto keep = [&](reply r) { got.push_back(std::move(r)); };
   const std::string binary("a\0b\r\nc", 6);
   std::vector<std::vector<std::string>> commands = {
-    {"SET", "k", "v"},                            // 0 status
-    {"GET", "k"},                                 // 1 string
-    {"GET", "missing"},                           // 2 nil
-    {"INCR", "k"},                                // 3 error
-    {"INCRBY", "n", "5"},                         // 4 integer
-    {"SET", "bin", binary},                       // 5
-    {"GET", "bin"},                               // 6 binary string
-    {"XADD", "s", "1-1", "f", "v"},               // 7
-    {"XADD", "s", "2-1", "a", "b", "c", "d"},     // 8
-    {"XRANGE", "s", "-", "+"},                    // 9 nested arrays
-    {"LRANGE", "nolist", "0", "-1"},              // 10 empty array
-    {"BLPOP", "nolist", "0.01"},                  // 11 nil array
-    {"NOSUCHCOMMAND"},                            // 12 error
+    {"SET", "k", "v"},                        // 0 status
+    {"GET", "k"},                             // 1 string
+    {"GET", "missing"},                       // 2 nil
+    {"INCR", "k"},                            // 3 error
+    {"INCRBY", "n", "5"},                     // 4 integer
+    {"SET", "bin", binary},                   // 5
+    {"GET", "bin"},                           // 6 binary string
+    {"XADD", "s", "1-1", "f", "v"},           // 7
+    {"XADD", "s", "2-1", "a", "b", "c", "d"}, // 8
+    {"XRANGE", "s", "-", "+"},                // 9 nested arrays
+    {"LRANGE", "nolist", "0", "-1"},          // 10 empty array
+    {"BLPOP", "nolist", "0.01"},              // 11 nil array
+    {"NOSUCHCOMMAND"},                        // 12 error
   };
   for (auto& c : commands)
     CHECK(conn->command(c, keep));
@@ -161,12 +162,13 @@ TEST_CASE("connection: on a strand with two io threads", "[redis][connection]") 
   CHECK(srv.command({"GET", "counter"}).str == std::to_string(n));
 }
 
-TEST_CASE_METHOD(started_connection, "connection: EVALSHA with NOSCRIPT fallback, also after a restart",
+TEST_CASE_METHOD(started_connection,
+                 "connection: EVALSHA with NOSCRIPT fallback, also after a restart",
                  "[redis][connection][script]") {
   create();
   const std::string source = "return ARGV[1] .. ':' .. KEYS[1]";
   auto script = conn->add_script(source);
-  auto broken = conn->add_script("return +");                  // does not compile
+  auto broken = conn->add_script("return +");                   // does not compile
   auto failing = conn->add_script("return redis.call('NOPE')"); // fails when run
   start();
 
@@ -335,7 +337,8 @@ TEST_CASE_METHOD(started_connection, "connection: a host name is resolved withou
   start();
 }
 
-TEST_CASE_METHOD(password_connection, "connection: AUTH, SELECT and CLIENT SETNAME from the options",
+TEST_CASE_METHOD(password_connection,
+                 "connection: AUTH, SELECT and CLIENT SETNAME from the options",
                  "[redis][connection][auth]") {
   const std::string hostport = "127.0.0.1:" + std::to_string(srv.port());
 
@@ -374,7 +377,8 @@ TEST_CASE_METHOD(password_connection, "connection: AUTH, SELECT and CLIENT SETNA
   }
 }
 
-TEST_CASE_METHOD(started_connection, "connection: stop() fails pending commands and ends everything",
+TEST_CASE_METHOD(started_connection,
+                 "connection: stop() fails pending commands and ends everything",
                  "[redis][connection]") {
   start();
 

@@ -50,7 +50,8 @@ std::uint16_t redis_server::free_port() {
 }
 
 redis_server::redis_server(std::vector<std::string> extra_args, std::uint16_t port)
-  : extra_args_(std::move(extra_args)), port_(port) {
+  : extra_args_(std::move(extra_args)),
+    port_(port) {
   for (std::size_t i = 0; i + 1 < extra_args_.size(); ++i)
     if (extra_args_[i] == "--requirepass")
       password_ = extra_args_[i + 1];
@@ -75,7 +76,9 @@ redis_server::~redis_server() {
   ::rmdir(dir_.c_str()); // fails harmlessly if Redis left something else
 }
 
-std::string redis_server::url() const { return "redis://127.0.0.1:" + std::to_string(port_); }
+std::string redis_server::url() const {
+  return "redis://127.0.0.1:" + std::to_string(port_);
+}
 
 void redis_server::start() {
   if (pid_ > 0)
@@ -92,11 +95,9 @@ void redis_server::start() {
 }
 
 void redis_server::spawn() {
-  std::vector<std::string> args = {server_binary(), "--port",       std::to_string(port_),
-                                   "--bind",        "127.0.0.1",    "--save",
-                                   "",              "--appendonly", "no",
-                                   "--daemonize",   "no",           "--dir",
-                                   dir_};
+  std::vector<std::string> args = {
+    server_binary(), "--port", std::to_string(port_), "--bind", "127.0.0.1", "--save", "",
+    "--appendonly",  "no",     "--daemonize",         "no",     "--dir",     dir_};
   args.insert(args.end(), extra_args_.begin(), extra_args_.end());
   std::vector<char*> argv;
   for (auto& a : args)

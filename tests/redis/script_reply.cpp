@@ -13,8 +13,8 @@ using herald::test::array;
 using herald::test::integer;
 using herald::test::string;
 
-
-TEST_CASE("to_publish_result: stored, refused, unreplicated, disconnected", "[redis][script_reply]") {
+TEST_CASE("to_publish_result: stored, refused, unreplicated, disconnected",
+          "[redis][script_reply]") {
   auto stored = to_publish_result(array({string("e1"), integer(7)}));
   CHECK(stored.ok);
   CHECK(stored.epoch == "e1");
@@ -28,7 +28,8 @@ TEST_CASE("to_publish_result: stored, refused, unreplicated, disconnected", "[re
   CHECK(unrep.unreplicated);
   CHECK_FALSE(unrep.refused);
 
-  auto readonly = to_publish_result(reply::make_error("READONLY You can't write against a read only replica."));
+  auto readonly =
+    to_publish_result(reply::make_error("READONLY You can't write against a read only replica."));
   CHECK(readonly.refused);
   CHECK_FALSE(readonly.unreplicated);
 

@@ -39,7 +39,8 @@ namespace {
 
 // started_shard_subscriber against a server that wants the password "s3cret".
 struct password_shard_subscriber : started_shard_subscriber {
-  password_shard_subscriber() : started_shard_subscriber({"--requirepass", "s3cret"}) {}
+  password_shard_subscriber()
+    : started_shard_subscriber({"--requirepass", "s3cret"}) {}
 };
 
 // Channels that share one hash tag (one slot): "{tag}:0", "{tag}:1", ...
@@ -79,7 +80,7 @@ TEST_CASE_METHOD(started_shard_subscriber,
   CHECK(sub->wanted_count() == 30);
   REQUIRE(f.run_until([&] { return rec.subscribed.size() == 30; }, 3s));
   CHECK(command_calls(srv, "ssubscribe") - before == 3); // one per slot
-  CHECK(sub->counters().writes - writes == 1);            // in one write
+  CHECK(sub->counters().writes - writes == 1);           // in one write
   CHECK(shardnumsub(srv, "{a}:0") == 1);
   CHECK(shardnumsub(srv, "{c}:9") == 1);
   CHECK(numsub(srv, "{a}:0") == 0); // not a classic subscription
@@ -110,7 +111,8 @@ TEST_CASE_METHOD(started_shard_subscriber,
   CHECK(rec.lost.empty());
 }
 
-TEST_CASE_METHOD(started_shard_subscriber, "shard_subscriber: toggled in flight, ends as last asked",
+TEST_CASE_METHOD(started_shard_subscriber,
+                 "shard_subscriber: toggled in flight, ends as last asked",
                  "[redis][shard_subscriber]") {
   start();
   for (int i = 0; i < 5; ++i) { // subscribe, unsubscribe, ..., subscribe

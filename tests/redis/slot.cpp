@@ -73,8 +73,7 @@ TEST_CASE("slot: CRC16 is XMODEM, as the cluster specification's reference", "[r
   CHECK(crc16("A") == 0x58E5);
 }
 
-TEST_CASE("slot: hash tags, first { and the first } after it, empty tag ignored",
-          "[redis][slot]") {
+TEST_CASE("slot: hash tags, first { and the first } after it, empty tag ignored", "[redis][slot]") {
   // The specification's examples ("Hash tags").
   CHECK(hash_tag("{user1000}.following") == "user1000");
   CHECK(hash_tag("foo{}{bar}") == "foo{}{bar}");
@@ -123,9 +122,17 @@ TEST_CASE("slot: key_slot agrees with a real Redis's CLUSTER KEYSLOT", "[redis][
   // A key with a NUL and a non-UTF-8 byte in its tag; its length comes from
   // the literal itself (a hand-counted length read past it: ASan caught it).
   static constexpr char binary_key[] = "bin\0ary{\xff}";
-  std::vector<std::string> keys = {"",          "a",           "foo",          "123456789",
-                                   "{}",        "{a}",         "foo{}{bar}",   "foo{{bar}}zap",
-                                   "foo{bar}{zap}", "x}y{z}",  "{user1000}.following",
+  std::vector<std::string> keys = {"",
+                                   "a",
+                                   "foo",
+                                   "123456789",
+                                   "{}",
+                                   "{a}",
+                                   "foo{}{bar}",
+                                   "foo{{bar}}zap",
+                                   "foo{bar}{zap}",
+                                   "x}y{z}",
+                                   "{user1000}.following",
                                    std::string(binary_key, sizeof binary_key - 1)};
   for (const char* ch : {"stream:42", "user:GABC", "stream:x"}) {
     auto k = keys_for("herald:", ch);
@@ -182,8 +189,8 @@ TEST_CASE("slot: the publish and sync scripts run on a Redis Cluster, untagged n
   REQUIRE(retry.elements.size() == 3); // the first publication's position, stored once
   CHECK(retry.elements[1].number == 2);
 
-  auto sync = redis.command({"EVAL", herald::net::redis::sync_script, "2", k.meta, k.history,
-                             "e2", "0", "60", "e1", "2"});
+  auto sync = redis.command(
+    {"EVAL", herald::net::redis::sync_script, "2", k.meta, k.history, "e2", "0", "60", "e1", "2"});
   REQUIRE(sync.type == reply::array);
   REQUIRE(sync.elements.size() == 3);
   CHECK(sync.elements[0].str == "e1");

@@ -33,7 +33,8 @@ namespace {
 
 // started_subscriber against a server that wants the password "pw".
 struct password_subscriber : started_subscriber {
-  password_subscriber() : started_subscriber({"--requirepass", "pw"}) {}
+  password_subscriber()
+    : started_subscriber({"--requirepass", "pw"}) {}
 };
 
 // The number of subscriptions ("sub=N") of the client named `name`.
@@ -108,7 +109,8 @@ TEST_CASE_METHOD(started_subscriber,
   CHECK(rec.downs == 0);
 }
 
-TEST_CASE_METHOD(started_subscriber, "subscriber: subscribe, unsubscribe, subscribe again in flight",
+TEST_CASE_METHOD(started_subscriber,
+                 "subscriber: subscribe, unsubscribe, subscribe again in flight",
                  "[redis][subscriber]") {
   // At most one transition per channel is in flight: the SUBSCRIBE that
   // follows an unconfirmed UNSUBSCRIBE waits for its confirmation.
@@ -180,7 +182,8 @@ TEST_CASE_METHOD(started_subscriber, "subscriber: the probe keeps a healthy conn
   CHECK(rec.messages[0].first == "p");
 }
 
-TEST_CASE_METHOD(started_subscriber, "restart: Redis killed, back 2 s later, both connections recover",
+TEST_CASE_METHOD(started_subscriber,
+                 "restart: Redis killed, back 2 s later, both connections recover",
                  "[redis][subscriber][connection][restart]") {
   auto conn = connection::create(f.ex, test_options(srv.url()));
   stop_on_exit guard{conn};
@@ -260,7 +263,7 @@ TEST_CASE_METHOD(started_subscriber,
   // Still frozen: TCP connects succeed (the kernel accepts), the handshake
   // times out, and the attempts go on.
   f.run_until([] { return false; }, 3000ms - std::chrono::duration_cast<std::chrono::milliseconds>(
-                                              std::chrono::steady_clock::now() - frozen_at));
+                                               std::chrono::steady_clock::now() - frozen_at));
   CHECK_FALSE(conn->connected());
   CHECK_FALSE(sub->up());
   CHECK_THAT(conn->last_error(), Catch::Contains("connect timeout after 500 ms (handshake)"));

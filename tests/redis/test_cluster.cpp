@@ -52,8 +52,8 @@ std::string check(const net::redis::reply& r, const char* what) {
 test_cluster::test_cluster(int masters) {
   for (int i = 0; i < masters; ++i) {
     auto port = cluster_port();
-    auto conf = "/tmp/herald-test-nodes-" + std::to_string(::getpid()) + "-" +
-                std::to_string(port) + ".conf";
+    auto conf =
+      "/tmp/herald-test-nodes-" + std::to_string(::getpid()) + "-" + std::to_string(port) + ".conf";
     std::remove(conf.c_str());
     conf_files_.paths.push_back(conf);
     nodes_.push_back(std::make_unique<redis_server>(
@@ -66,9 +66,9 @@ test_cluster::test_cluster(int masters) {
   for (int i = 0; i < masters; ++i) {
     int first = i * per;
     int last = i + 1 == masters ? 16383 : (i + 1) * per - 1;
-    check(nodes_[i]->command({"CLUSTER", "ADDSLOTSRANGE", std::to_string(first),
-                              std::to_string(last)}),
-          "CLUSTER ADDSLOTSRANGE");
+    check(
+      nodes_[i]->command({"CLUSTER", "ADDSLOTSRANGE", std::to_string(first), std::to_string(last)}),
+      "CLUSTER ADDSLOTSRANGE");
   }
   for (int i = 1; i < masters; ++i)
     check(nodes_[0]->command({"CLUSTER", "MEET", "127.0.0.1", std::to_string(nodes_[i]->port())}),
@@ -130,7 +130,7 @@ void test_cluster::migrate(std::uint16_t slot, std::size_t from, std::size_t to)
     if (keys.elements.empty())
       break;
     std::vector<std::string> cmd{"MIGRATE", "127.0.0.1", std::to_string(dst.port()), "", "0",
-                                 "5000", "KEYS"};
+                                 "5000",    "KEYS"};
     for (const auto& k : keys.elements)
       cmd.push_back(k.str);
     check(src.command(cmd), "MIGRATE");

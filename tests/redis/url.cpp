@@ -166,7 +166,8 @@ TEST_CASE("url: a Redis Cluster is a list of seeds sharing one login", "[redis][
   CHECK_FALSE(is_cluster_url("redis+cluster:/x"));
 }
 
-TEST_CASE("url: bad cluster URLs name the seed and the reason", "[redis][url][cluster][bad-input]") {
+TEST_CASE("url: bad cluster URLs name the seed and the reason",
+          "[redis][url][cluster][bad-input]") {
   using herald::net::redis::cluster_url;
   using herald::net::redis::parse_cluster_url;
   auto bad = [](const std::string& text) {

@@ -74,8 +74,12 @@ TEST_CASE("empty name is invalid", "[channel][bad-input]") {
 }
 
 TEST_CASE("prefix alone is invalid", "[channel][bad-input]") {
-  SECTION("stream: with empty id") { CHECK(is_invalid_channel("stream:")); }
-  SECTION("user: with empty key") { CHECK(is_invalid_channel("user:")); }
+  SECTION("stream: with empty id") {
+    CHECK(is_invalid_channel("stream:"));
+  }
+  SECTION("user: with empty key") {
+    CHECK(is_invalid_channel("user:"));
+  }
   SECTION("no colon") {
     CHECK(is_invalid_channel("stream"));
     CHECK(is_invalid_channel("user"));
@@ -85,10 +89,12 @@ TEST_CASE("prefix alone is invalid", "[channel][bad-input]") {
 
 TEST_CASE("other prefixes are invalid", "[channel][bad-input]") {
   for (std::string_view name :
-       {"topic:1001", "streams:1001", "strea:1001", "users:" "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ",
+       {"topic:1001", "streams:1001", "strea:1001",
+        "users:"
+        "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ",
         ":1001", "1001", "account:GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ",
-        "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ", "stream;1001",
-        "stream=1001", "user:stream:1001"}) {
+        "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ", "stream;1001", "stream=1001",
+        "user:stream:1001"}) {
     INFO(name);
     CHECK(is_invalid_channel(name));
   }
@@ -119,7 +125,8 @@ TEST_CASE("spaces are invalid", "[channel][bad-input]") {
 
 TEST_CASE("NUL bytes are invalid", "[channel][bad-input]") {
   using namespace std::string_view_literals;
-  CHECK(is_invalid_channel("stream:10\0" "01"sv));
+  CHECK(is_invalid_channel("stream:10\0"
+                           "01"sv));
   CHECK(is_invalid_channel("stream:1001\0"sv));
   CHECK(is_invalid_channel("\0stream:1001"sv));
   CHECK(is_invalid_channel("stream:\0"sv));
@@ -127,11 +134,12 @@ TEST_CASE("NUL bytes are invalid", "[channel][bad-input]") {
 }
 
 TEST_CASE("non-ASCII bytes are invalid", "[channel][bad-input]") {
-  CHECK(is_invalid_channel("stream:caf\xC3\xA9"));        // UTF-8 e-acute
-  CHECK(is_invalid_channel("stream:\xE2\x80\x8B" "1001"));  // zero-width space
+  CHECK(is_invalid_channel("stream:caf\xC3\xA9")); // UTF-8 e-acute
+  CHECK(is_invalid_channel("stream:\xE2\x80\x8B"
+                           "1001")); // zero-width space
   CHECK(is_invalid_channel("stream:\xFF"));
   CHECK(is_invalid_channel("stream:\x80"));
-  CHECK(is_invalid_channel("\xEF\xBB\xBFstream:1001"));  // UTF-8 BOM before prefix
+  CHECK(is_invalid_channel("\xEF\xBB\xBFstream:1001")); // UTF-8 BOM before prefix
 }
 
 TEST_CASE("CR and LF are invalid", "[channel][bad-input]") {
@@ -149,8 +157,8 @@ TEST_CASE("stream id of 129 characters is invalid", "[channel][bad-input]") {
 
 TEST_CASE("only [A-Za-z0-9_.-] is allowed in a stream id", "[channel][bad-input]") {
   auto allowed = [](int b) {
-    return (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') ||
-           b == '_' || b == '.' || b == '-';
+    return (b >= 'A' && b <= 'Z') || (b >= 'a' && b <= 'z') || (b >= '0' && b <= '9') || b == '_' ||
+           b == '.' || b == '-';
   };
   for (int b = 0; b < 256; ++b) {
     std::string name = "stream:a";
@@ -164,9 +172,9 @@ TEST_CASE("only [A-Za-z0-9_.-] is allowed in a stream id", "[channel][bad-input]
     }
   }
   SECTION("common punctuation") {
-    for (std::string_view name : {"stream:a/b", "stream:a:b", "stream:a*", "stream:#",
-                                  "stream:a?b", "stream:a%20b", "stream:a+b", "stream:a,b",
-                                  "stream:a=b", "stream:~a", "stream:a@b", "stream:\"a\""}) {
+    for (std::string_view name :
+         {"stream:a/b", "stream:a:b", "stream:a*", "stream:#", "stream:a?b", "stream:a%20b",
+          "stream:a+b", "stream:a,b", "stream:a=b", "stream:~a", "stream:a@b", "stream:\"a\""}) {
       INFO(name);
       CHECK(is_invalid_channel(name));
     }
@@ -186,7 +194,8 @@ TEST_CASE("user: with an invalid account id is invalid", "[channel][bad-input]")
   SECTION("lowercase key") {
     std::string key = account;
     for (auto& c : key) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c >= 'A' && c <= 'Z')
+        c = static_cast<char>(c - 'A' + 'a');
     }
     CHECK(is_invalid_channel("user:" + key));
   }
@@ -195,7 +204,7 @@ TEST_CASE("user: with an invalid account id is invalid", "[channel][bad-input]")
   }
   SECTION("muxed account") {
     CHECK(is_invalid_channel(
-        "user:MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUQ"));
+      "user:MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUQ"));
   }
   SECTION("contract address") {
     CHECK(is_invalid_channel("user:CA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUWDA"));

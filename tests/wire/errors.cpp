@@ -25,35 +25,35 @@ struct row {
 
 // Every enumerator, in enum order, with its expected JSON code.
 const row all[] = {
-    {errc::none, "none"},
-    {errc::invalid_json, "invalid_json"},
-    {errc::invalid_request, "invalid_request"},
-    {errc::unknown_op, "unknown_op"},
-    {errc::invalid_channel, "invalid_channel"},
-    {errc::invalid_event, "invalid_event"},
-    {errc::invalid_cursor, "invalid_cursor"},
-    {errc::invalid_since, "invalid_since"},
-    {errc::payload_too_large, "payload_too_large"},
-    {errc::too_many_channels, "too_many_channels"},
-    {errc::already_subscribed, "already_subscribed"},
-    {errc::not_subscribed, "not_subscribed"},
-    {errc::not_found, "not_found"},
-    {errc::method_not_allowed, "method_not_allowed"},
-    {errc::unsupported_data, "unsupported_data"},
-    {errc::slow_client, "slow_client"},
-    {errc::shutting_down, "shutting_down"},
-    {errc::unavailable, "unavailable"},
-    {errc::cancelled, "cancelled"},
-    {errc::unauthorized, "unauthorized"},
-    {errc::forbidden, "forbidden"},
-    {errc::token_expired, "token_expired"},
-    {errc::internal, "internal"},
-    {errc::headers_too_large, "headers_too_large"},
-    {errc::header_timeout, "header_timeout"},
-    {errc::rate_limited, "rate_limited"},
-    {errc::too_many_connections, "too_many_connections"},
-    {errc::too_many_subscribes, "too_many_subscribes"},
-    {errc::upgrade_required, "upgrade_required"},
+  {errc::none, "none"},
+  {errc::invalid_json, "invalid_json"},
+  {errc::invalid_request, "invalid_request"},
+  {errc::unknown_op, "unknown_op"},
+  {errc::invalid_channel, "invalid_channel"},
+  {errc::invalid_event, "invalid_event"},
+  {errc::invalid_cursor, "invalid_cursor"},
+  {errc::invalid_since, "invalid_since"},
+  {errc::payload_too_large, "payload_too_large"},
+  {errc::too_many_channels, "too_many_channels"},
+  {errc::already_subscribed, "already_subscribed"},
+  {errc::not_subscribed, "not_subscribed"},
+  {errc::not_found, "not_found"},
+  {errc::method_not_allowed, "method_not_allowed"},
+  {errc::unsupported_data, "unsupported_data"},
+  {errc::slow_client, "slow_client"},
+  {errc::shutting_down, "shutting_down"},
+  {errc::unavailable, "unavailable"},
+  {errc::cancelled, "cancelled"},
+  {errc::unauthorized, "unauthorized"},
+  {errc::forbidden, "forbidden"},
+  {errc::token_expired, "token_expired"},
+  {errc::internal, "internal"},
+  {errc::headers_too_large, "headers_too_large"},
+  {errc::header_timeout, "header_timeout"},
+  {errc::rate_limited, "rate_limited"},
+  {errc::too_many_connections, "too_many_connections"},
+  {errc::too_many_subscribes, "too_many_subscribes"},
+  {errc::upgrade_required, "upgrade_required"},
 };
 
 } // namespace
@@ -69,7 +69,7 @@ TEST_CASE("every errc has its code, a status and a close code", "[errors]") {
     const auto& row = info(r.e);
     INFO(r.code);
     CHECK_FALSE(row.code.empty());
-    CHECK(row.code == r.code);  // the table follows the enum
+    CHECK(row.code == r.code); // the table follows the enum
     CHECK_FALSE(row.message.empty());
     if (r.e == errc::none) {
       CHECK(row.http_status == 200);
@@ -133,7 +133,8 @@ TEST_CASE("error_body is {\"error\":{\"code\",\"message\"}}", "[errors]") {
     CHECK(j.at("error").at("code") == r.code);
     CHECK(j.at("error").at("message") == info(r.e).message);
   }
-  CHECK(error_body(errc::not_found) == R"({"error":{"code":"not_found","message":"no such route"}})");
+  CHECK(error_body(errc::not_found) ==
+        R"({"error":{"code":"not_found","message":"no such route"}})");
 }
 
 TEST_CASE("error_body message override", "[errors]") {
@@ -151,7 +152,7 @@ TEST_CASE("error_body message override", "[errors]") {
 
 TEST_CASE("std::error_code integration", "[errors]") {
   CHECK(std::string(herald_category().name()) == "herald");
-  std::error_code ec = errc::invalid_cursor;  // is_error_code_enum
+  std::error_code ec = errc::invalid_cursor; // is_error_code_enum
   CHECK(ec.category() == herald_category());
   CHECK(ec.value() == static_cast<int>(errc::invalid_cursor));
   CHECK(ec == make_error_code(errc::invalid_cursor));

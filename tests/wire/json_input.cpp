@@ -53,7 +53,7 @@ TEST_CASE("depth limit: 64 accepted, 65 refused", "[json][bad-input]") {
   CHECK(parses(nested(64, "1")));
   CHECK_FALSE(parses(nested(65)));
   CHECK_FALSE(parses(nested(65, "1")));
-  CHECK_FALSE(parses(nested(200000)));  // refused before recursing
+  CHECK_FALSE(parses(nested(200000))); // refused before recursing
   // Unterminated deep input is refused too.
   CHECK_FALSE(parses(std::string(100000, '[')));
 }
@@ -66,7 +66,7 @@ TEST_CASE("depth limit counts objects and arrays, and is configurable", "[json][
   CHECK(parses(R"("[{")", 0));
   CHECK_FALSE(parses("[]", 0));
   CHECK_FALSE(parses("{}", 0));
-  CHECK(parses("[[1],[2],[3],{\"a\":4}]", 2));  // siblings do not add up
+  CHECK(parses("[[1],[2],[3],{\"a\":4}]", 2)); // siblings do not add up
   CHECK_FALSE(parses("[[1],[2],[[3]]]", 2));
   CHECK_FALSE(parses("[[1],[2],[3],{\"a\":[4]}]", 2));
 }
@@ -87,7 +87,7 @@ TEST_CASE("escaped quotes inside strings", "[json][bad-input]") {
   // An escaped quote does not end the string: the brackets after it are text.
   CHECK(parses(R"(["\"[[[[[[[[[["])", 1));
   CHECK(parses(R"(["a\"b\"[[[[", "\"]]]]"])", 1));
-  CHECK(parses(R"(["\\\"[[[[[["])", 1));  // \\ then \" : still inside the string
+  CHECK(parses(R"(["\\\"[[[[[["])", 1)); // \\ then \" : still inside the string
   // An escaped backslash ends before the quote: the string is closed, and the
   // brackets after it count.
   CHECK_FALSE(parses(R"(["\\",[[[1]]]])", 3));
@@ -95,18 +95,20 @@ TEST_CASE("escaped quotes inside strings", "[json][bad-input]") {
   CHECK_FALSE(parses(R"(["\\\\",[[[1]]]])", 3));
   // Other escapes do not confuse the scanner.
   CHECK(parses(R"(["\n\t\u005b\u0022[[[[", 1])", 1));
-  CHECK_FALSE(parses(R"(["\u005c",[[1]]])", 2));  // \u005c is a backslash, not an escape
+  CHECK_FALSE(parses(R"(["\u005c",[[1]]])", 2)); // \u005c is a backslash, not an escape
 }
 
 TEST_CASE("dump_compact", "[json]") {
   CHECK(dump_compact(json{{"b", 1}, {"a", {1, 2}}}) == R"({"a":[1,2],"b":1})");
   CHECK(dump_compact(json("a\nb\r\"\\")) == R"("a\nb\r\"\\")");
-  CHECK(dump_compact(json("\xc3\xa9")) == "\"\xc3\xa9\"");  // UTF-8 kept, not \u escaped
+  CHECK(dump_compact(json("\xc3\xa9")) == "\"\xc3\xa9\""); // UTF-8 kept, not \u escaped
   CHECK(dump_compact(json(nullptr)) == "null");
   // Invalid UTF-8 does not throw: it is replaced by U+FFFD.
   std::string out;
-  CHECK_NOTHROW(out = dump_compact(json("a\xff" "b")));
-  CHECK(out == "\"a\xef\xbf\xbd" "b\"");
+  CHECK_NOTHROW(out = dump_compact(json("a\xff"
+                                        "b")));
+  CHECK(out == "\"a\xef\xbf\xbd"
+               "b\"");
 }
 
 TEST_CASE("is_valid_event_name", "[json][event]") {
@@ -128,11 +130,14 @@ TEST_CASE("is_valid_event_name", "[json][event]") {
   CHECK_FALSE(is_valid_event_name(std::string(65, 'e')));
 }
 
-TEST_CASE("parse_client_json refuses a key named twice in one object, at any depth", "[json][bad-input]") {
+TEST_CASE("parse_client_json refuses a key named twice in one object, at any depth",
+          "[json][bad-input]") {
   json out;
   std::string why;
-  CHECK(parse_client_json(R"({"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]})", out, max_json_depth, &why));
-  CHECK_FALSE(parse_client_json(R"({"op":"subscribe","op":"unsubscribe"})", out, max_json_depth, &why));
+  CHECK(
+    parse_client_json(R"({"a":1,"b":{"a":2},"c":[{"a":3},{"a":4}]})", out, max_json_depth, &why));
+  CHECK_FALSE(
+    parse_client_json(R"({"op":"subscribe","op":"unsubscribe"})", out, max_json_depth, &why));
   CHECK(why == "duplicate key \"op\"");
   CHECK(out.is_null());
   CHECK_FALSE(parses(R"({"x":{"channel":"a","channel":"b"}})"));

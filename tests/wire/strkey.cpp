@@ -17,7 +17,8 @@ namespace {
 using key32 = std::array<std::uint8_t, 32>;
 
 // SEP-23 "Valid test cases": the non-multiplexed account and its raw key.
-constexpr std::string_view sep23_account = "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ";
+constexpr std::string_view sep23_account =
+  "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ";
 constexpr key32 sep23_key{0x3f, 0x0c, 0x34, 0xbf, 0x93, 0xad, 0x0d, 0x99, 0x71, 0xd0, 0x4c,
                           0xcc, 0x90, 0xf7, 0x05, 0x51, 0x1c, 0x83, 0x8a, 0xad, 0x97, 0x34,
                           0xa4, 0xa2, 0xfb, 0x0d, 0x7a, 0x03, 0xfc, 0x7f, 0xe8, 0x9a};
@@ -25,7 +26,8 @@ constexpr key32 sep23_key{0x3f, 0x0c, 0x34, 0xbf, 0x93, 0xad, 0x0d, 0x99, 0x71, 
 key32 from_hex(std::string_view hex) {
   REQUIRE(hex.size() == 64);
   auto nibble = [](char c) -> std::uint8_t {
-    if (c >= '0' && c <= '9') return static_cast<std::uint8_t>(c - '0');
+    if (c >= '0' && c <= '9')
+      return static_cast<std::uint8_t>(c - '0');
     return static_cast<std::uint8_t>(c - 'a' + 10);
   };
   key32 k{};
@@ -79,8 +81,7 @@ const std::string valid(sep23_account);
 
 TEST_CASE("crc16_xmodem matches the standard check value", "[strkey]") {
   const std::string_view check = "123456789";
-  CHECK(crc16_xmodem(reinterpret_cast<const std::uint8_t*>(check.data()), check.size()) ==
-        0x31C3);
+  CHECK(crc16_xmodem(reinterpret_cast<const std::uint8_t*>(check.data()), check.size()) == 0x31C3);
   CHECK(crc16_xmodem(nullptr, 0) == 0);
   const std::uint8_t one[] = {0x01};
   CHECK(crc16_xmodem(one, 1) == 0x1021);
@@ -97,14 +98,14 @@ TEST_CASE("encode_account_id matches published key/address pairs", "[strkey]") {
     std::string_view hex, address;
   };
   const pair pairs[] = {
-      {"7b07983499c93f4eb256d7f6a42acf13ef098b20022e904f6c82f13805166c9f",
-       "GB5QPGBUTHET6TVSK3L7NJBKZ4J66CMLEABC5ECPNSBPCOAFCZWJ6KSN"},
-      {"40de01bb8215216a18f08ea068a1c2adaf41d11b7c5558de355c8c3a7f6841ed",
-       "GBAN4AN3QIKSC2QY6CHKA2FBYKW26QORDN6FKWG6GVOIYOT7NBA633GO"},
-      {"faa34f613bfce260627acd14cd173e58cd3af0fb081375000602abcf7b065397",
-       "GD5KGT3BHP6OEYDCPLGRJTIXHZMM2OXQ7MEBG5IAAYBKXT33AZJZOOKJ"},
-      {"027996479ec25f1705393b17badb24afbd45601aad6d926348d42a7ff29093c3",
-       "GABHTFSHT3BF6FYFHE5RPOW3ESX32RLADKWW3ETDJDKCU77SSCJ4HQ74"},
+    {"7b07983499c93f4eb256d7f6a42acf13ef098b20022e904f6c82f13805166c9f",
+     "GB5QPGBUTHET6TVSK3L7NJBKZ4J66CMLEABC5ECPNSBPCOAFCZWJ6KSN"},
+    {"40de01bb8215216a18f08ea068a1c2adaf41d11b7c5558de355c8c3a7f6841ed",
+     "GBAN4AN3QIKSC2QY6CHKA2FBYKW26QORDN6FKWG6GVOIYOT7NBA633GO"},
+    {"faa34f613bfce260627acd14cd173e58cd3af0fb081375000602abcf7b065397",
+     "GD5KGT3BHP6OEYDCPLGRJTIXHZMM2OXQ7MEBG5IAAYBKXT33AZJZOOKJ"},
+    {"027996479ec25f1705393b17badb24afbd45601aad6d926348d42a7ff29093c3",
+     "GABHTFSHT3BF6FYFHE5RPOW3ESX32RLADKWW3ETDJDKCU77SSCJ4HQ74"},
   };
   for (const auto& p : pairs) {
     INFO(p.address);
@@ -135,7 +136,7 @@ TEST_CASE("encode_account_id output is always a valid account id", "[strkey]") {
       CHECK(s.size() == 56);
       CHECK(s.front() == 'G');
       CHECK(is_account_id(s));
-      CHECK(s == strkey_with_version(48, k));  // independent encoder agrees
+      CHECK(s == strkey_with_version(48, k)); // independent encoder agrees
       CHECK(s != previous);
       previous = s;
     }
@@ -172,7 +173,8 @@ TEST_CASE("wrong checksum is rejected", "[strkey][bad-input]") {
     int accepted = 0;
     for (std::size_t i = 0; i < valid.size(); ++i) {
       for (char c : alphabet) {
-        if (c == valid[i]) continue;
+        if (c == valid[i])
+          continue;
         std::string s = valid;
         s[i] = c;
         if (is_account_id(s)) {
@@ -191,12 +193,10 @@ TEST_CASE("wrong length is rejected", "[strkey][bad-input]") {
   }
   SECTION("57 characters (SEP-23: length congruent to 1 mod 8)") {
     CHECK_FALSE(is_account_id(valid + "A"));
-    CHECK_FALSE(
-        is_account_id("GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZA"));
+    CHECK_FALSE(is_account_id("GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZA"));
   }
   SECTION("58 characters decoding to 36 bytes (SEP-23)") {
-    CHECK_FALSE(
-        is_account_id("GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUACUSI"));
+    CHECK_FALSE(is_account_id("GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUACUSI"));
   }
   SECTION("5-byte key (SEP-23)") {
     CHECK_FALSE(is_account_id("GAAAAAAAACGC6"));
@@ -210,14 +210,15 @@ TEST_CASE("lowercase is rejected", "[strkey][bad-input]") {
   SECTION("all lowercase") {
     std::string s = valid;
     for (auto& c : s) {
-      if (c >= 'A' && c <= 'Z') c = static_cast<char>(c - 'A' + 'a');
+      if (c >= 'A' && c <= 'Z')
+        c = static_cast<char>(c - 'A' + 'a');
     }
     INFO(s);
     CHECK_FALSE(is_account_id(s));
   }
   SECTION("one lowercase letter") {
     std::string s = valid;
-    s[5] = static_cast<char>(s[5] - 'A' + 'a');  // 'F' -> 'f'
+    s[5] = static_cast<char>(s[5] - 'A' + 'a'); // 'F' -> 'f'
     INFO(s);
     CHECK_FALSE(is_account_id(s));
   }
@@ -234,8 +235,8 @@ TEST_CASE("secret seed ('S...') is rejected", "[strkey][bad-input]") {
 
 TEST_CASE("muxed account ('M...') is rejected", "[strkey][bad-input]") {
   SECTION("SEP-23 valid muxed account (69 characters)") {
-    CHECK_FALSE(is_account_id(
-        "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUQ"));
+    CHECK_FALSE(
+      is_account_id("MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUQ"));
   }
   SECTION("56 characters with the muxed version byte and a valid checksum") {
     auto m = strkey_with_version(12 << 3, sep23_key);
@@ -296,7 +297,8 @@ TEST_CASE("characters outside A-Z2-7 are rejected", "[strkey][bad-input]") {
     const std::string_view alphabet = "ABCDEFGHIJKLMNOPQRSTUVWXYZ234567";
     for (int b = 0; b < 256; ++b) {
       char c = static_cast<char>(b);
-      if (alphabet.find(c) != std::string_view::npos) continue;
+      if (alphabet.find(c) != std::string_view::npos)
+        continue;
       for (std::size_t pos : {std::size_t{0}, std::size_t{27}, std::size_t{55}}) {
         std::string s = valid;
         s[pos] = c;
@@ -309,18 +311,18 @@ TEST_CASE("characters outside A-Z2-7 are rejected", "[strkey][bad-input]") {
 
 TEST_CASE("all SEP-23 invalid test cases are rejected", "[strkey][bad-input]") {
   const char* const invalid[] = {
-      "GAAAAAAAACGC6",
-      "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUR",
-      "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZA",
-      "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUACUSI",
-      "G47QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVP2I",
-      "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVAAAAAAAAAAAAAJLKA",
-      "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVAAAAAAAAAAAAAAV75I",
-      "M47QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUQ",
-      "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUK===",
-      "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUO",
-      "BAAD6DBUX6J22DMZOHIEZTEQ64CVCHEDRKWZONFEUL5Q26QD7R76RGR4TV",
-      "BAAT6DBUX6J22DMZOHIEZTEQ64CVCHEDRKWZONFEUL5Q26QD7R76RGXACA",
+    "GAAAAAAAACGC6",
+    "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUR",
+    "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZA",
+    "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUACUSI",
+    "G47QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVP2I",
+    "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVAAAAAAAAAAAAAJLKA",
+    "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVAAAAAAAAAAAAAAV75I",
+    "M47QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUQ",
+    "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUK===",
+    "MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUO",
+    "BAAD6DBUX6J22DMZOHIEZTEQ64CVCHEDRKWZONFEUL5Q26QD7R76RGR4TV",
+    "BAAT6DBUX6J22DMZOHIEZTEQ64CVCHEDRKWZONFEUL5Q26QD7R76RGXACA",
   };
   for (const char* s : invalid) {
     INFO(s);

@@ -126,8 +126,8 @@ parsed parse_line(std::string_view line) {
     if (cmd.kind == method::subscribe) {
       if (!read_bool(req, "recover", cmd.recover) || !read_string(req, "epoch", cmd.since.epoch))
         return refuse(id, "\"recover\" must be a boolean and \"epoch\" a string");
-      if (auto o = req.find("offset"); o != req.end() && !o->is_null()
-                                       && !read_uint(*o, max_client_offset, cmd.since.offset))
+      if (auto o = req.find("offset");
+          o != req.end() && !o->is_null() && !read_uint(*o, max_client_offset, cmd.since.offset))
         return refuse(id, "\"offset\" must be an integer from 0 to 2^53-1");
       if (auto f = req.find("flag"); f != req.end() && !f->is_null()) {
         std::uint64_t v = 0;
@@ -160,37 +160,60 @@ json reply(std::uint32_t id, const char* name, json body) {
 
 std::string_view message_of(error_code c) noexcept {
   switch (c) {
-    case error_code::internal: return "internal server error";
-    case error_code::unauthorized: return "unauthorized";
-    case error_code::unknown_channel: return "unknown channel";
-    case error_code::permission_denied: return "permission denied";
-    case error_code::method_not_found: return "method not found";
-    case error_code::already_subscribed: return "already subscribed";
-    case error_code::limit_exceeded: return "limit exceeded";
-    case error_code::bad_request: return "bad request";
-    case error_code::not_available: return "not available";
-    case error_code::token_expired: return "token expired";
-    case error_code::expired: return "expired";
-    case error_code::too_many_requests: return "too many requests";
-    case error_code::unrecoverable_position: return "unrecoverable position";
+  case error_code::internal:
+    return "internal server error";
+  case error_code::unauthorized:
+    return "unauthorized";
+  case error_code::unknown_channel:
+    return "unknown channel";
+  case error_code::permission_denied:
+    return "permission denied";
+  case error_code::method_not_found:
+    return "method not found";
+  case error_code::already_subscribed:
+    return "already subscribed";
+  case error_code::limit_exceeded:
+    return "limit exceeded";
+  case error_code::bad_request:
+    return "bad request";
+  case error_code::not_available:
+    return "not available";
+  case error_code::token_expired:
+    return "token expired";
+  case error_code::expired:
+    return "expired";
+  case error_code::too_many_requests:
+    return "too many requests";
+  case error_code::unrecoverable_position:
+    return "unrecoverable position";
   }
   return "internal server error";
 }
 
 error_code error_for(errc e) noexcept {
   switch (e) {
-    case errc::invalid_channel: return error_code::unknown_channel;
-    case errc::forbidden: return error_code::permission_denied;
-    case errc::unauthorized: return error_code::unauthorized;
-    case errc::token_expired: return error_code::token_expired;
-    case errc::too_many_channels:
-    case errc::too_many_subscribes: return error_code::limit_exceeded;
-    case errc::rate_limited: return error_code::too_many_requests;
-    case errc::already_subscribed: return error_code::already_subscribed;
-    case errc::unavailable:
-    case errc::shutting_down: return error_code::not_available;
-    case errc::internal: return error_code::internal;
-    default: return error_code::bad_request;
+  case errc::invalid_channel:
+    return error_code::unknown_channel;
+  case errc::forbidden:
+    return error_code::permission_denied;
+  case errc::unauthorized:
+    return error_code::unauthorized;
+  case errc::token_expired:
+    return error_code::token_expired;
+  case errc::too_many_channels:
+  case errc::too_many_subscribes:
+    return error_code::limit_exceeded;
+  case errc::rate_limited:
+    return error_code::too_many_requests;
+  case errc::already_subscribed:
+    return error_code::already_subscribed;
+  case errc::unavailable:
+  case errc::shutting_down:
+    return error_code::not_available;
+  case errc::internal:
+    return error_code::internal;
+  default:
+    return error_code::bad_request;
   }
 }
 
@@ -254,12 +277,14 @@ std::string encode_publication_object(const publication& p) {
   return out;
 }
 
-std::string encode_subscribe(std::uint32_t id, const stream_position& position,
-                             bool was_recovering, bool recovered,
-                             const std::vector<const publication*>& replay) {
+std::string encode_subscribe(std::uint32_t id, const stream_position& position, bool was_recovering,
+                             bool recovered, const std::vector<const publication*>& replay) {
   // Written by hand around the publications, which are JSON text already.
-  json head{{"recoverable", true},   {"positioned", true},           {"epoch", position.epoch},
-            {"offset", position.offset}, {"was_recovering", was_recovering},
+  json head{{"recoverable", true},
+            {"positioned", true},
+            {"epoch", position.epoch},
+            {"offset", position.offset},
+            {"was_recovering", was_recovering},
             {"recovered", recovered}};
   std::string body = dump_compact(head);
   if (!replay.empty()) {
@@ -296,8 +321,7 @@ void build_push(const publication& p) {
   out += encode_publication_object(p);
   out += "}}";
   char header[ws::max_server_header_bytes];
-  p.centrifugo_header.assign(header,
-                             ws::encode_header(ws::opcode::text, out.size(), header));
+  p.centrifugo_header.assign(header, ws::encode_header(ws::opcode::text, out.size(), header));
   p.centrifugo = make_frame(std::move(out));
 }
 } // namespace
@@ -314,24 +338,29 @@ const std::string& publication_push_header(const publication& p) {
 
 std::string encode_unsubscribe_push(std::string_view channel, std::uint32_t code,
                                     std::string_view reason) {
-  json j{{"push",
-          {{"channel", channel}, {"unsubscribe", {{"code", code}, {"reason", reason}}}}}};
+  json j{{"push", {{"channel", channel}, {"unsubscribe", {{"code", code}, {"reason", reason}}}}}};
   return dump_compact(j);
 }
 
 std::pair<std::uint16_t, std::string> close_for(std::uint16_t code, std::string_view reason) {
   switch (code) {
-    case 1012:
-    case 1001: return {3001, "shutdown"};
-    case 1013: return {3008, "slow"};
-    case 4001:
-    case 4003:
-      return {3500, reason.empty() ? std::string{"invalid token"}
-                                   : "invalid token: " + std::string{reason.substr(0, 100)}};
-    case 4002: return {3005, "expired"};
-    case 1008: return {3501, "bad request: " + std::string{reason.substr(0, 100)}};
-    case 1011: return {3004, "internal server error"};
-    default: return {code, std::string{reason}};
+  case 1012:
+  case 1001:
+    return {3001, "shutdown"};
+  case 1013:
+    return {3008, "slow"};
+  case 4001:
+  case 4003:
+    return {3500, reason.empty() ? std::string{"invalid token"}
+                                 : "invalid token: " + std::string{reason.substr(0, 100)}};
+  case 4002:
+    return {3005, "expired"};
+  case 1008:
+    return {3501, "bad request: " + std::string{reason.substr(0, 100)}};
+  case 1011:
+    return {3004, "internal server error"};
+  default:
+    return {code, std::string{reason}};
   }
 }
 

@@ -56,18 +56,26 @@ inline constexpr std::uint32_t flag_reject_unrecovered = 2; ///< answer 112, not
 /// The command methods Herald reads; `unsupported` is any other
 /// (publish, presence, presence_stats, history, rpc, send, sub_refresh):
 /// answered with error 104.
-enum class method : std::uint8_t { pong, ping, connect, subscribe, unsubscribe, refresh, unsupported };
+enum class method : std::uint8_t {
+  pong,
+  ping,
+  connect,
+  subscribe,
+  unsubscribe,
+  refresh,
+  unsupported
+};
 
 /// One parsed command.
 struct command {
-  std::uint32_t id = 0;        ///< 0 only for the empty pong command `{}`
+  std::uint32_t id = 0; ///< 0 only for the empty pong command `{}`
   method kind = method::pong;
-  std::string channel;         ///< subscribe/unsubscribe (not validated here)
-  std::string token;           ///< connect/refresh (may be empty)
-  bool recover = false;        ///< subscribe: recover from `epoch`/`offset`
-  stream_position since;       ///< subscribe with recover
-  std::uint32_t flag = 0;      ///< subscribe flag bits
-  std::string unsupported;     ///< the method's name when kind == unsupported
+  std::string channel;     ///< subscribe/unsubscribe (not validated here)
+  std::string token;       ///< connect/refresh (may be empty)
+  bool recover = false;    ///< subscribe: recover from `epoch`/`offset`
+  stream_position since;   ///< subscribe with recover
+  std::uint32_t flag = 0;  ///< subscribe flag bits
+  std::string unsupported; ///< the method's name when kind == unsupported
 };
 
 /// A command that could not be read. `id` is 0 when the line has none (then
@@ -114,9 +122,8 @@ std::string encode_refresh(std::uint32_t id, std::string_view client, std::strin
 /// "offset":N,"was_recovering":b,"recovered":b[,"publications":[...]]}}`.
 /// `position` is the channel's latest publication; `replay` the publications
 /// the client missed, in offset order (each as in encode_publication_object).
-std::string encode_subscribe(std::uint32_t id, const stream_position& position,
-                             bool was_recovering, bool recovered,
-                             const std::vector<const publication*>& replay);
+std::string encode_subscribe(std::uint32_t id, const stream_position& position, bool was_recovering,
+                             bool recovered, const std::vector<const publication*>& replay);
 
 /// `{"id":N,"unsubscribe":{}}`
 std::string encode_unsubscribe(std::uint32_t id);

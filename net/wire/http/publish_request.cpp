@@ -17,8 +17,8 @@ std::error_code parse_publish_request(std::string_view body, std::size_t max_cha
   if (!parse_client_json(body, doc, max_json_depth + 1, &why) || !doc.is_object()) {
     detail = why.rfind("duplicate key", 0) == 0
                ? "the body has a " + why
-               : "the body must be a JSON object, with data nested at most "
-                   + std::to_string(max_json_depth) + " deep";
+               : "the body must be a JSON object, with data nested at most " +
+                   std::to_string(max_json_depth) + " deep";
     return errc::invalid_json;
   }
   auto ch = doc.find("channel");
@@ -45,8 +45,8 @@ std::error_code parse_publish_request(std::string_view body, std::size_t max_cha
         return errc::invalid_request;
       }
       auto name = item.get<std::string>();
-      if (repeats == channel_repeats::publish_each
-          || std::find(names.begin(), names.end(), name) == names.end())
+      if (repeats == channel_repeats::publish_each ||
+          std::find(names.begin(), names.end(), name) == names.end())
         names.push_back(std::move(name));
       if (names.size() > max_channels) {
         detail = "at most " + std::to_string(max_channels) + " channels per publish";

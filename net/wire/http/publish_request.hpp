@@ -16,8 +16,8 @@ struct publish_request {
   /// Valid channel names in request order; distinct unless parsed with
   /// channel_repeats::publish_each.
   std::vector<std::string> channels;
-  std::string event;                 ///< valid event name (json_input.hpp)
-  std::string data;                  ///< the `data` value as compact JSON text
+  std::string event; ///< valid event name (json_input.hpp)
+  std::string data;  ///< the `data` value as compact JSON text
   /// The publisher's idempotency key (docs/protocol.md "Idempotent
   /// publishing"): empty for none, else 1-128 printable ASCII characters
   /// (0x21-0x7e). A publish that repeats a key within the window gets the

@@ -18,8 +18,8 @@ bool read_body(std::string_view body, json& doc, std::string& detail) {
   if (!parse_client_json(body, doc, max_json_depth + 1, &why) || !doc.is_object()) {
     detail = why.rfind("duplicate key", 0) == 0
                ? "the body has a " + why
-               : "the body must be a JSON object, with data nested at most "
-                   + std::to_string(max_json_depth) + " deep";
+               : "the body must be a JSON object, with data nested at most " +
+                   std::to_string(max_json_depth) + " deep";
     return false;
   }
   return true;

@@ -52,8 +52,7 @@ struct history_request {
 /// Parses a /api/history body. `since` and `reverse` are refused
 /// (errc::invalid_request): Herald returns the latest publications, oldest first.
 /// @returns `{}` or errc::invalid_json, invalid_request, invalid_channel.
-std::error_code parse_api_history(std::string_view body, history_request& out,
-                                  std::string& detail);
+std::error_code parse_api_history(std::string_view body, history_request& out, std::string& detail);
 
 /// `{"error":{"code":C,"message":".."}}` for a Herald error (code mapped by
 /// centrifugo::error_for).

@@ -8,9 +8,8 @@ namespace herald::net {
 bool is_valid_epoch(const std::string& epoch) noexcept {
   if (epoch.empty() || epoch.size() > 32)
     return false;
-  return std::all_of(epoch.begin(), epoch.end(), [](char c) {
-    return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9');
-  });
+  return std::all_of(epoch.begin(), epoch.end(),
+                     [](char c) { return (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9'); });
 }
 
 } // namespace herald::net
@@ -85,8 +84,7 @@ bool parse_offset(std::string_view s, std::uint64_t& out) {
 
 } // namespace
 
-bool parse_cursor(std::string_view text, std::size_t max_entries,
-                  std::vector<cursor_entry>& out) {
+bool parse_cursor(std::string_view text, std::size_t max_entries, std::vector<cursor_entry>& out) {
   out.clear();
   if (text.empty() || text.size() > max_cursor_bytes)
     return false;

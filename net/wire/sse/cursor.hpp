@@ -43,7 +43,6 @@ std::string encode_cursor(const std::vector<cursor_entry>& entries);
 ///          1-32 of [a-z0-9], an offset that is not a decimal within
 ///          max_client_offset, or a repeated channel hash. The caller answers
 ///          `errc::invalid_cursor` (HTTP 400).
-bool parse_cursor(std::string_view text, std::size_t max_entries,
-                  std::vector<cursor_entry>& out);
+bool parse_cursor(std::string_view text, std::size_t max_entries, std::vector<cursor_entry>& out);
 
 } // namespace herald::net::sse

@@ -13,12 +13,13 @@ namespace {
 // connection that once sent a big message does not hold it while idle.
 constexpr std::size_t kept_message_capacity = 1024;
 
-bool is_control(std::uint8_t op) noexcept { return op >= 8; }
+bool is_control(std::uint8_t op) noexcept {
+  return op >= 8;
+}
 
 // XORs `n` bytes at `p` with the masking key (section 5.3), starting at key
 // index `phase`, 8 bytes at a time; returns the key index of the next byte.
-std::uint8_t unmask(char* p, std::size_t n, const std::uint8_t* key,
-                    std::uint8_t phase) noexcept {
+std::uint8_t unmask(char* p, std::size_t n, const std::uint8_t* key, std::uint8_t phase) noexcept {
   std::uint8_t k[8];
   for (int i = 0; i < 8; ++i)
     k[i] = key[(phase + i) & 3];
@@ -235,7 +236,7 @@ frame_parser::result frame_parser::parse(std::string_view in, std::size_t& consu
     }
     // Payload: unmask in place where it lands, and validate text as it arrives.
     const auto take =
-        static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, in.size() - pos));
+      static_cast<std::size_t>(std::min<std::uint64_t>(remaining_, in.size() - pos));
     if (take > 0) {
       const bool control = is_control(header_[0] & 0x0F);
       std::string& dst = control ? control_ : message_;

@@ -17,7 +17,12 @@ namespace herald::net::ws {
 
 /// Frame opcodes (RFC 6455 section 5.2); 3-7 and 11-15 are reserved.
 enum class opcode : std::uint8_t {
-  continuation = 0, text = 1, binary = 2, close = 8, ping = 9, pong = 10
+  continuation = 0,
+  text = 1,
+  binary = 2,
+  close = 8,
+  ping = 9,
+  pong = 10
 };
 
 // -- limits and close codes (RFC 6455 sections 5.2, 5.5, 7.4.1) ---------------
@@ -97,7 +102,7 @@ public:
   /// @param max_message_bytes largest message (sum of its fragments' payloads,
   ///        bytes) accepted; a larger one fails with 1009.
   explicit frame_parser(std::size_t max_message_bytes) noexcept
-      : max_message_bytes_(max_message_bytes) {}
+    : max_message_bytes_(max_message_bytes) {}
 
   /// Consumes bytes of `in` up to and including the end of the next event, and
   /// sets `consumed` to how many (0 <= consumed <= in.size()); call again with
@@ -153,18 +158,18 @@ private:
   void release_last_event() noexcept;
 
   std::size_t max_message_bytes_;
-  std::string message_;              // the data message being assembled or delivered
-  std::string control_;              // the control frame being assembled or delivered
-  std::uint64_t remaining_ = 0;      // payload bytes of the current frame still to read
+  std::string message_;         // the data message being assembled or delivered
+  std::string control_;         // the control frame being assembled or delivered
+  std::uint64_t remaining_ = 0; // payload bytes of the current frame still to read
   const char* error_text_ = "";
-  std::uint8_t header_[14] = {};     // the current frame header, while it arrives
-  std::uint8_t header_len_ = 0;      // bytes of header_ received
-  std::uint8_t header_need_ = 2;     // its size, known from its second byte on
-  std::uint8_t mask_phase_ = 0;      // masking key index of the next payload byte
-  bool in_message_ = false;          // a text/binary message has started, not ended
-  bool message_text_ = false;        // ...and it is text
-  utf8_validator utf8_;              // over the text message so far
-  result last_ = result::need_more;  // the last result returned
+  std::uint8_t header_[14] = {};    // the current frame header, while it arrives
+  std::uint8_t header_len_ = 0;     // bytes of header_ received
+  std::uint8_t header_need_ = 2;    // its size, known from its second byte on
+  std::uint8_t mask_phase_ = 0;     // masking key index of the next payload byte
+  bool in_message_ = false;         // a text/binary message has started, not ended
+  bool message_text_ = false;       // ...and it is text
+  utf8_validator utf8_;             // over the text message so far
+  result last_ = result::need_more; // the last result returned
   std::uint16_t close_code_ = 0;
   std::uint16_t error_code_ = 0;
 };

@@ -34,7 +34,8 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
   json doc;
   std::string why;
   if (!parse_client_json(text, doc, max_json_depth, &why) || !doc.is_object()) {
-    err = {errc::invalid_json, nullptr,
+    err = {errc::invalid_json,
+           nullptr,
            why.rfind("duplicate key", 0) == 0 ? "the message has a " + why
                                               : "the message must be one JSON object",
            {}};
@@ -81,7 +82,10 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
   else if (name == "unsubscribe")
     cmd.kind = op::unsubscribe;
   else {
-    err = {errc::unknown_op, id, "unknown op; expected subscribe, unsubscribe, ping, connect or refresh", {}};
+    err = {errc::unknown_op,
+           id,
+           "unknown op; expected subscribe, unsubscribe, ping, connect or refresh",
+           {}};
     return false;
   }
   auto ch = doc.find("channel");
@@ -114,9 +118,8 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
   return true;
 }
 
-std::string encode_subscribed(const json& id, std::string_view channel,
-                              const stream_position& pos, bool recovered,
-                              std::string_view reason) {
+std::string encode_subscribed(const json& id, std::string_view channel, const stream_position& pos,
+                              bool recovered, std::string_view reason) {
   json j{{"op", "subscribed"}};
   put_id(j, id);
   j["channel"] = channel;

@@ -34,7 +34,7 @@ struct command_error {
   errc code = errc::invalid_json;
   nlohmann::json id;
   std::string message;
-  std::string channel; ///< the command's `channel` when it is a string (may be invalid)
+  std::string channel;    ///< the command's `channel` when it is a string (may be invalid)
   bool subscribe = false; ///< the message was a `subscribe` (refused ones count as attempts)
 };
 
@@ -48,8 +48,7 @@ bool parse_command(std::string_view text, command& out, command_error& err);
 /// `{"op":"subscribed","id":..,"channel":..,"epoch":..,"offset":N,"recovered":bool}`,
 /// plus `"reason"` when recovery was asked for and failed.
 std::string encode_subscribed(const nlohmann::json& id, std::string_view channel,
-                              const stream_position& pos, bool recovered,
-                              std::string_view reason);
+                              const stream_position& pos, bool recovered, std::string_view reason);
 
 /// `{"op":"unsubscribed","id":..,"channel":..}`
 std::string encode_unsubscribed(const nlohmann::json& id, std::string_view channel);

@@ -5,8 +5,8 @@ namespace herald::net::ws {
 namespace {
 
 bool base64_char(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+'
-         || c == '/';
+  return (c >= 'A' && c <= 'Z') || (c >= 'a' && c <= 'z') || (c >= '0' && c <= '9') || c == '+' ||
+         c == '/';
 }
 
 std::string_view trim(std::string_view s) noexcept {
@@ -23,8 +23,8 @@ errc check_upgrade(std::string_view version, std::string_view key, std::string& 
   version = trim(version);
   if (version != "13") {
     detail = version.empty() ? "the WebSocket upgrade needs Sec-WebSocket-Version: 13"
-                             : "WebSocket version " + std::string{version.substr(0, 16)}
-                                 + " is not supported; use Sec-WebSocket-Version: 13";
+                             : "WebSocket version " + std::string{version.substr(0, 16)} +
+                                 " is not supported; use Sec-WebSocket-Version: 13";
     return errc::upgrade_required;
   }
   key = trim(key);

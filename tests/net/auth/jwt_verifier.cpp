@@ -18,12 +18,11 @@ namespace {
 constexpr std::int64_t now = 1'800'000'000;
 const std::string secret = "0123456789abcdef0123456789abcdef-test-secret";
 
-std::shared_ptr<const jwt_verifier> make(jwt_algorithm alg, std::string key,
-                                         std::string iss = {}, std::string aud = {}) {
+std::shared_ptr<const jwt_verifier> make(jwt_algorithm alg, std::string key, std::string iss = {},
+                                         std::string aud = {}) {
   std::string error;
-  auto v = jwt_verifier::create({alg, std::move(key), std::chrono::seconds{5}, std::move(iss),
-                                 std::move(aud)},
-                                error);
+  auto v = jwt_verifier::create(
+    {alg, std::move(key), std::chrono::seconds{5}, std::move(iss), std::move(aud)}, error);
   INFO(error);
   REQUIRE(v);
   return v;
@@ -86,7 +85,8 @@ TEST_CASE("time claims with leeway", "[auth][jwt]") {
 // Found by a tester: exp near INT64_MAX overflowed `exp + leeway` (refused as
 // expired) and exp centuries away overflowed the expiry timers (closed at
 // once). NumericDates are now bounded to 1970 .. 9999-12-31T23:59:59Z.
-TEST_CASE("time claims out of range are malformed, the largest one is fine", "[auth][jwt][bad-input]") {
+TEST_CASE("time claims out of range are malformed, the largest one is fine",
+          "[auth][jwt][bad-input]") {
   auto v = make(jwt_algorithm::hs256, secret);
   auto with = [&](const char* k, const nlohmann::json& t) {
     auto b = base();
@@ -110,8 +110,8 @@ TEST_CASE("signatures: wrong secret, tampered payload", "[auth][jwt]") {
   auto good = sign(JWT_ALG_HS256, secret, base());
   auto other = base();
   other["sub"] = "GBOTHER";
-  auto forged = good.substr(0, good.find('.') + 1) + b64url(other.dump())
-                + good.substr(good.rfind('.'));
+  auto forged =
+    good.substr(0, good.find('.') + 1) + b64url(other.dump()) + good.substr(good.rfind('.'));
   CHECK(check(*v, forged) == token_error::bad_signature);
   CHECK(check(*v, good.substr(0, good.rfind('.') + 1)) == token_error::bad_signature);
 }
@@ -145,8 +145,8 @@ TEST_CASE("ES256", "[auth][jwt]") {
   auto v = make(jwt_algorithm::es256, ec.public_pem);
   CHECK(check(*v, sign(JWT_ALG_ES256, ec.private_pem, base())) == token_error::none);
   CHECK(check(*v, sign(JWT_ALG_HS256, ec.public_pem, base())) == token_error::wrong_algorithm);
-  CHECK(check(*v, sign(JWT_ALG_ES256, herald::test::ec_pair().private_pem, base()))
-        == token_error::bad_signature);
+  CHECK(check(*v, sign(JWT_ALG_ES256, herald::test::ec_pair().private_pem, base())) ==
+        token_error::bad_signature);
 }
 
 TEST_CASE("issuer and audience", "[auth][jwt]") {
@@ -157,14 +157,13 @@ TEST_CASE("issuer and audience", "[auth][jwt]") {
     return check(*v, sign(JWT_ALG_HS256, secret, b));
   };
   CHECK(with({{"iss", "https://anchor.example"}, {"aud", "herald"}}) == token_error::none);
-  CHECK(with({{"iss", "https://anchor.example"}, {"aud", {"other", "herald"}}})
-        == token_error::none);
+  CHECK(with({{"iss", "https://anchor.example"}, {"aud", {"other", "herald"}}}) ==
+        token_error::none);
   CHECK(with({{"iss", "https://evil.example"}, {"aud", "herald"}}) == token_error::wrong_issuer);
   CHECK(with({{"aud", "herald"}}) == token_error::wrong_issuer);
-  CHECK(with({{"iss", "https://anchor.example"}, {"aud", "other"}})
-        == token_error::wrong_audience);
-  CHECK(with({{"iss", "https://anchor.example"}, {"aud", {"other"}}})
-        == token_error::wrong_audience);
+  CHECK(with({{"iss", "https://anchor.example"}, {"aud", "other"}}) == token_error::wrong_audience);
+  CHECK(with({{"iss", "https://anchor.example"}, {"aud", {"other"}}}) ==
+        token_error::wrong_audience);
   CHECK(with({{"iss", "https://anchor.example"}}) == token_error::wrong_audience);
 }
 
@@ -193,16 +192,17 @@ TEST_CASE("configuration checks", "[auth][jwt]") {
   auto ec = herald::test::ec_pair();
   CHECK_FALSE(jwt_verifier::create(config_of(jwt_algorithm::rs256, ec.public_pem), error));
   CHECK(error.find("RSA") != std::string::npos);
-  CHECK_FALSE(jwt_verifier::create(config_of(jwt_algorithm::es256, herald::test::rsa_pair().public_pem),
-                                   error));
-  CHECK_FALSE(jwt_verifier::create(config_of(jwt_algorithm::rs256, herald::test::rsa_pair(1024).public_pem),
-                                   error));
+  CHECK_FALSE(jwt_verifier::create(
+    config_of(jwt_algorithm::es256, herald::test::rsa_pair().public_pem), error));
+  CHECK_FALSE(jwt_verifier::create(
+    config_of(jwt_algorithm::rs256, herald::test::rsa_pair(1024).public_pem), error));
   CHECK(parse_algorithm("HS256") == jwt_algorithm::hs256);
   CHECK_FALSE(parse_algorithm("none"));
   CHECK_FALSE(parse_algorithm("hs256"));
 }
 
-TEST_CASE("a header or claims set that names a key twice is malformed, even signed", "[auth][jwt][attack]") {
+TEST_CASE("a header or claims set that names a key twice is malformed, even signed",
+          "[auth][jwt][attack]") {
   auto v = make(jwt_algorithm::hs256, secret);
   // Signed by hand: libjwt would keep one of the two values silently.
   auto hs256 = [](const std::string& header, const std::string& payload) {
@@ -217,10 +217,10 @@ TEST_CASE("a header or claims set that names a key twice is malformed, even sign
   const std::string exp = std::to_string(now + 60);
   const std::string sub = R"("sub":"GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ")";
   CHECK(check(*v, hs256(header, "{" + sub + R"(,"exp":)" + exp + "}")) == token_error::none);
-  CHECK(check(*v, hs256(header, "{" + sub + R"(,"sub":"GBOTHER","exp":)" + exp + "}"))
-        == token_error::malformed);
-  CHECK(check(*v, hs256(header, "{" + sub + R"(,"exp":1,"exp":)" + exp + "}"))
-        == token_error::malformed);
-  CHECK(check(*v, hs256(R"({"alg":"HS256","alg":"HS256"})", "{" + sub + R"(,"exp":)" + exp + "}"))
-        == token_error::malformed);
+  CHECK(check(*v, hs256(header, "{" + sub + R"(,"sub":"GBOTHER","exp":)" + exp + "}")) ==
+        token_error::malformed);
+  CHECK(check(*v, hs256(header, "{" + sub + R"(,"exp":1,"exp":)" + exp + "}")) ==
+        token_error::malformed);
+  CHECK(check(*v, hs256(R"({"alg":"HS256","alg":"HS256"})",
+                        "{" + sub + R"(,"exp":)" + exp + "}")) == token_error::malformed);
 }

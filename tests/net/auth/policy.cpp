@@ -50,7 +50,10 @@ TEST_CASE("user channels: only the sub's own address", "[auth][permissions]") {
     c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
   std::string bad = alice;
   bad.back() = bad.back() == 'Z' ? 'A' : 'Z';
-  for (const auto& s : {lower, bad, std::string{"MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGAAAAAAAAAAAAJLK"}, std::string{}})
+  for (const auto& s :
+       {lower, bad,
+        std::string{"MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGAAAAAAAAAAAAJLK"},
+        std::string{}})
     CHECK_FALSE(may_read(p, user(s), "user:" + alice));
 }
 
@@ -153,6 +156,6 @@ TEST_CASE("gates: SSE and WebSocket upgrade", "[auth][gate]") {
   CHECK_FALSE(check_ws_upgrade(p, {}, "h", {}, now).who.authenticated);
   CHECK(check_ws_upgrade(p, {}, "h", "Bearer " + token, now).who.sub == alice);
   CHECK(check_ws_upgrade(p, {}, "h", "Bearer x.y.z", now).code == errc::unauthorized);
-  CHECK(check_ws_upgrade(p, "https://evil.example", "h", "Bearer " + token, now).code
-        == errc::forbidden);
+  CHECK(check_ws_upgrade(p, "https://evil.example", "h", "Bearer " + token, now).code ==
+        errc::forbidden);
 }

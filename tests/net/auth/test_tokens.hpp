@@ -68,9 +68,9 @@ inline std::string sign(jwt_alg_t alg, const std::string& key, const nlohmann::j
 /// base64url without padding (RFC 7515 §2), for hand-built attack tokens.
 inline std::string b64url(const std::string& in) {
   std::string out(4 * ((in.size() + 2) / 3) + 1, '\0');
-  int n = EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
-                          reinterpret_cast<const unsigned char*>(in.data()),
-                          static_cast<int>(in.size()));
+  int n =
+    EVP_EncodeBlock(reinterpret_cast<unsigned char*>(out.data()),
+                    reinterpret_cast<const unsigned char*>(in.data()), static_cast<int>(in.size()));
   out.resize(static_cast<std::size_t>(n));
   while (!out.empty() && out.back() == '=')
     out.pop_back();

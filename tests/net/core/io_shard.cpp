@@ -12,7 +12,8 @@ namespace {
 
 // A session stand-in that records what reaches it, in order.
 struct recorder : subscriber_sink {
-  explicit recorder(shard& s) : home_(s) {}
+  explicit recorder(shard& s)
+    : home_(s) {}
   shard& home() noexcept override { return home_; }
   void on_answer(const subscription_answer& a) override { got.push_back("answer " + a.channel); }
   void on_publication(const publication_ptr& p) override {
@@ -89,8 +90,7 @@ TEST_CASE("io_shard releases what was not run when the io_context ends", "[io_sh
   CHECK(weak.expired());
 }
 
-TEST_CASE("io_shards spreads connections round robin and runs one thread per shard",
-          "[io_shard]") {
+TEST_CASE("io_shards spreads connections round robin and runs one thread per shard", "[io_shard]") {
   io_shards shards{3};
   REQUIRE(shards.size() == 3u);
   CHECK(&shards.next() == &shards.context(0));

@@ -25,7 +25,9 @@ double scrape(const std::string& series) {
   return std::stod(text.substr(start, text.find('\n', start) - start));
 }
 
-frame bytes(std::size_t n, char c = 'x') { return make_frame(std::string(n, c)); }
+frame bytes(std::size_t n, char c = 'x') {
+  return make_frame(std::string(n, c));
+}
 
 std::string joined(const std::vector<std::string_view>& bufs) {
   std::string s;
@@ -71,7 +73,7 @@ TEST_CASE("bytes() counts prefix and body exactly, in flight included", "[outbou
   REQUIRE(q.begin_write(bufs, 2, 1000) == 2);
   CHECK(q.writing());
   CHECK(q.pending() == 1);
-  CHECK(q.bytes() == 25);  // in flight still counted
+  CHECK(q.bytes() == 25); // in flight still counted
   q.complete_write();
   CHECK_FALSE(q.writing());
   CHECK(q.bytes() == 2);
@@ -86,11 +88,11 @@ TEST_CASE("bytes() counts prefix and body exactly, in flight included", "[outbou
 TEST_CASE("crossed_high is reported once per episode", "[outbound_queue][watermark]") {
   outbound_queue q{100};
   CHECK(q.push("", bytes(60)) == wm::none);
-  CHECK(q.push("", bytes(40)) == wm::none);  // exactly 100: not past the mark
+  CHECK(q.push("", bytes(40)) == wm::none); // exactly 100: not past the mark
   CHECK_FALSE(q.above_high_water_mark());
-  CHECK(q.push("", bytes(1)) == wm::crossed_high);  // 101
+  CHECK(q.push("", bytes(1)) == wm::crossed_high); // 101
   CHECK(q.above_high_water_mark());
-  CHECK(q.push("", bytes(50)) == wm::none);  // still the same episode
+  CHECK(q.push("", bytes(50)) == wm::none); // still the same episode
   CHECK(q.push("", bytes(500)) == wm::none);
   CHECK(q.bytes() == 651);
   CHECK(q.above_high_water_mark());
@@ -106,17 +108,17 @@ TEST_CASE("back_to_low only at or below half the high-water mark", "[outbound_qu
   std::vector<std::string_view> bufs;
 
   REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
-  CHECK(q.complete_write() == wm::none);  // 80: below the high mark, above the low
+  CHECK(q.complete_write() == wm::none); // 80: below the high mark, above the low
   CHECK(q.bytes() == 80);
   CHECK(q.above_high_water_mark());
   // Pushing while between the marks does not report a new crossing.
-  CHECK(q.push("", bytes(30)) == wm::none);  // 110 again, same episode
+  CHECK(q.push("", bytes(30)) == wm::none); // 110 again, same episode
   bufs.clear();
   REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
-  CHECK(q.complete_write() == wm::none);  // 80
+  CHECK(q.complete_write() == wm::none); // 80
   bufs.clear();
   REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
-  CHECK(q.complete_write() == wm::back_to_low);  // 80 - 30 = 50 == 100 / 2
+  CHECK(q.complete_write() == wm::back_to_low); // 80 - 30 = 50 == 100 / 2
   CHECK(q.bytes() == 50);
   CHECK_FALSE(q.above_high_water_mark());
 }
@@ -125,20 +127,20 @@ TEST_CASE("watermark episodes: 51 is not low, 50 is", "[outbound_queue][watermar
   outbound_queue q{100};
   CHECK(q.push("", bytes(50)) == wm::none);
   CHECK(q.push("", bytes(1)) == wm::none);
-  CHECK(q.push("", bytes(50)) == wm::crossed_high);  // 101
+  CHECK(q.push("", bytes(50)) == wm::crossed_high); // 101
   std::vector<std::string_view> bufs;
   REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
-  CHECK(q.complete_write() == wm::none);  // 51 left: above half
+  CHECK(q.complete_write() == wm::none); // 51 left: above half
   CHECK(q.bytes() == 51);
   CHECK(q.above_high_water_mark());
   bufs.clear();
   REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
-  CHECK(q.complete_write() == wm::back_to_low);  // 50 left: exactly half
+  CHECK(q.complete_write() == wm::back_to_low); // 50 left: exactly half
   CHECK(q.bytes() == 50);
   CHECK_FALSE(q.above_high_water_mark());
   bufs.clear();
   REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
-  CHECK(q.complete_write() == wm::none);  // once per episode
+  CHECK(q.complete_write() == wm::none); // once per episode
   CHECK(q.empty());
 
   SECTION("a second episode is reported again") {
@@ -155,22 +157,22 @@ TEST_CASE("watermark episodes: 51 is not low, 50 is", "[outbound_queue][watermar
 TEST_CASE("odd high-water mark: the low mark rounds down", "[outbound_queue][watermark]") {
   outbound_queue q{11};
   CHECK(q.push("", bytes(6)) == wm::none);
-  CHECK(q.push("", bytes(6)) == wm::crossed_high);  // 12 > 11
+  CHECK(q.push("", bytes(6)) == wm::crossed_high); // 12 > 11
   std::vector<std::string_view> bufs;
   REQUIRE(q.begin_write(bufs, 1, 1000) == 1);
-  CHECK(q.complete_write() == wm::none);  // 6 > 11/2 == 5
+  CHECK(q.complete_write() == wm::none); // 6 > 11/2 == 5
   CHECK(q.push("", make_frame("")) == wm::none);
   outbound_queue r{11};
   CHECK(r.push("", bytes(7)) == wm::none);
   CHECK(r.push("", bytes(5)) == wm::crossed_high);
   bufs.clear();
   REQUIRE(r.begin_write(bufs, 1, 1000) == 1);
-  CHECK(r.complete_write() == wm::back_to_low);  // 5 <= 5
+  CHECK(r.complete_write() == wm::back_to_low); // 5 <= 5
 }
 
 TEST_CASE("a single item larger than the mark crosses it", "[outbound_queue][watermark]") {
   outbound_queue q{10};
-  CHECK(q.push("prefix", bytes(5)) == wm::crossed_high);  // 11 with its prefix
+  CHECK(q.push("prefix", bytes(5)) == wm::crossed_high); // 11 with its prefix
   auto seen = drain(q);
   REQUIRE(seen.size() == 1);
   CHECK(seen[0] == wm::back_to_low);
@@ -222,7 +224,7 @@ TEST_CASE("begin_write respects max_bytes but always takes one item", "[outbound
     CHECK(joined(bufs) == "aaaabbbbcccc");
     q.complete_write();
     bufs.clear();
-    CHECK(q.begin_write(bufs, 10, 50) == 1);  // 100 > 50, but at least one
+    CHECK(q.begin_write(bufs, 10, 50) == 1); // 100 > 50, but at least one
     CHECK(joined(bufs) == std::string(100, 'd'));
     q.complete_write();
     CHECK(q.empty());
@@ -230,8 +232,8 @@ TEST_CASE("begin_write respects max_bytes but always takes one item", "[outbound
   }
   SECTION("prefixes count towards max_bytes") {
     outbound_queue p{1000};
-    p.push("12", bytes(3, 'a'));  // 5
-    p.push("34", bytes(3, 'b'));  // 5
+    p.push("12", bytes(3, 'a')); // 5
+    p.push("34", bytes(3, 'b')); // 5
     std::vector<std::string_view> b;
     CHECK(p.begin_write(b, 10, 9) == 1);
     CHECK(b.size() == 2);
@@ -272,10 +274,10 @@ TEST_CASE("prefix buffers come before their body, empty prefixes are skipped",
 
 TEST_CASE("drop_pending keeps the items in flight", "[outbound_queue]") {
   outbound_queue q{1000};
-  q.push("p", bytes(10, 'a'));  // 11
-  q.push("", bytes(20, 'b'));   // 20
-  q.push("", bytes(30, 'c'));   // 30
-  q.push("", bytes(40, 'd'));   // 40
+  q.push("p", bytes(10, 'a')); // 11
+  q.push("", bytes(20, 'b'));  // 20
+  q.push("", bytes(30, 'c'));  // 30
+  q.push("", bytes(40, 'd'));  // 40
   std::vector<std::string_view> bufs;
   REQUIRE(q.begin_write(bufs, 2, 1000) == 2);
   q.drop_pending();
@@ -345,8 +347,9 @@ TEST_CASE("outbound queues keep the outbound-bytes gauge and observe publish-to-
   auto c0 = count();
   {
     herald::net::outbound_queue q{1000};
-    q.push("id: 1\n", herald::net::make_frame(std::string(100, 'x')), herald::net::metrics::now_ns());
-    q.push({}, herald::net::make_frame(std::string(50, 'y')));   // no publication: not observed
+    q.push("id: 1\n", herald::net::make_frame(std::string(100, 'x')),
+           herald::net::metrics::now_ns());
+    q.push({}, herald::net::make_frame(std::string(50, 'y')));    // no publication: not observed
     q.push({}, herald::net::make_frame(std::string(30, 'z')), 1); // long ago
     CHECK(gauge() == g0 + 186);
     std::vector<std::string_view> views;

@@ -13,8 +13,8 @@ using nlohmann::json;
 namespace {
 
 struct recorded : subscription_table::output {
-  std::vector<std::string> ids;   ///< SSE id lines ("" for WebSocket)
-  std::vector<std::string> out;   ///< "pub <channel> <offset>" or the message body
+  std::vector<std::string> ids; ///< SSE id lines ("" for WebSocket)
+  std::vector<std::string> out; ///< "pub <channel> <offset>" or the message body
   std::vector<std::int64_t> accepted;
   void write_publication(const publication& p, std::string id_line, std::int64_t acc) override {
     ids.push_back(std::move(id_line));
@@ -42,8 +42,8 @@ publication_ptr pub(std::string channel, std::string epoch, std::uint64_t offset
 subscription_answer answer(std::string channel, std::uint64_t request, std::string epoch,
                            std::uint64_t head, bool recovered = false,
                            std::vector<publication_ptr> replay = {}, std::string reason = {}) {
-  return {std::move(channel), request, {std::move(epoch), head}, recovered, std::move(reason),
-          std::move(replay)};
+  return {std::move(channel), request,           {std::move(epoch), head},
+          recovered,          std::move(reason), std::move(replay)};
 }
 
 std::vector<sse::cursor_entry> parse_id(const std::string& line) {
@@ -79,7 +79,8 @@ TEST_CASE("ws: a recovery replays the missed publications once, merged with live
   recorded r;
   subscription_table t{metrics::transport::ws, r};
   t.expect("stream:1", 1, 1, stream_position{"e", 2});
-  t.on_answer(answer("stream:1", 1, "e", 4, true, {pub("stream:1", "e", 3), pub("stream:1", "e", 4)}));
+  t.on_answer(
+    answer("stream:1", 1, "e", 4, true, {pub("stream:1", "e", 3), pub("stream:1", "e", 4)}));
   t.on_publication(pub("stream:1", "e", 4)); // the seam: replayed already
   t.on_publication(pub("stream:1", "e", 5));
   REQUIRE(r.out.size() == 4u);
@@ -98,7 +99,8 @@ TEST_CASE("ws: offset jumps and new epochs are gaps, never silent", "[subscripti
   t.on_publication(pub("stream:1", "e", 3));
   t.on_publication(pub("stream:1", "f", 1));
   REQUIRE(r.out.size() == 5u);
-  CHECK(json::parse(r.out[1]) == json{{"op", "gap"}, {"channel", "stream:1"}, {"reason", "missed_publications"}});
+  CHECK(json::parse(r.out[1]) ==
+        json{{"op", "gap"}, {"channel", "stream:1"}, {"reason", "missed_publications"}});
   CHECK(r.out[2] == "pub stream:1 3");
   CHECK(json::parse(r.out[3])["reason"] == "epoch_changed");
   CHECK(r.out[4] == "pub stream:1 1");
@@ -114,7 +116,7 @@ TEST_CASE("ws: unsubscribe while pending answers cancelled; stale answers are ig
   CHECK(json::parse(r.out[0])["code"] == "cancelled");
   CHECK(json::parse(r.out[0])["id"] == 1);
   CHECK(json::parse(r.out[1]) == json{{"op", "unsubscribed"}, {"id", 2}, {"channel", "stream:1"}});
-  t.expect("stream:1", 2, 3, std::nullopt); // subscribed again
+  t.expect("stream:1", 2, 3, std::nullopt);   // subscribed again
   t.on_answer(answer("stream:1", 1, "e", 0)); // the answer to the cancelled one
   CHECK(r.out.size() == 2u);
   t.on_answer(answer("stream:1", 2, "e", 0));
@@ -133,7 +135,8 @@ TEST_CASE("sse: nothing is written until every channel answered; every id names 
   std::vector<sse::cursor_entry> cursor{{sse::channel_hash("stream:1"), {"e", 1}},
                                         {sse::channel_hash("stream:2"), {"old", 9}}};
   t.begin({"stream:1", "stream:2"}, cursor);
-  t.on_answer(answer("stream:1", 5, "e", 3, true, {pub("stream:1", "e", 2), pub("stream:1", "e", 3)}));
+  t.on_answer(
+    answer("stream:1", 5, "e", 3, true, {pub("stream:1", "e", 2), pub("stream:1", "e", 3)}));
   t.on_publication(pub("stream:1", "e", 4)); // live while stream:2 has not answered: held
   CHECK(r.out.empty());
   t.on_answer(answer("stream:2", 6, "e2", 4, false, {}, "epoch_changed"));
@@ -141,7 +144,8 @@ TEST_CASE("sse: nothing is written until every channel answered; every id names 
   REQUIRE(r.out.size() == 4u);
   CHECK(r.out[0] == "pub stream:1 2");
   CHECK(r.out[1] == "pub stream:1 3");
-  CHECK(r.out[2] == "event: herald.gap\ndata: {\"channel\":\"stream:2\",\"reason\":\"epoch_changed\"}\n\n");
+  CHECK(r.out[2] ==
+        "event: herald.gap\ndata: {\"channel\":\"stream:2\",\"reason\":\"epoch_changed\"}\n\n");
   CHECK(r.out[3] == "pub stream:1 4");
   auto first = parse_id(r.ids[0]);
   REQUIRE(first.size() == 2u);
@@ -201,8 +205,8 @@ TEST_CASE("centrifugo: the replay is inside the subscribe reply, live ones follo
   t.set_dialect(ws::dialect::centrifugo);
   t.expect("stream:1", 1, 2, stream_position{"e", 3}, false);
   t.on_publication(pub("stream:1", "e", 5)); // before the answer: dropped
-  t.on_answer(answer("stream:1", 1, "e", 5, true,
-                     {pub("stream:1", "e", 4), pub("stream:1", "e", 5)}));
+  t.on_answer(
+    answer("stream:1", 1, "e", 5, true, {pub("stream:1", "e", 4), pub("stream:1", "e", 5)}));
   t.on_publication(pub("stream:1", "e", 5)); // already in the reply
   t.on_publication(pub("stream:1", "e", 6));
   REQUIRE(r.out.size() == 2u);
@@ -266,7 +270,8 @@ TEST_CASE("centrifugo: a live gap is an unsubscribe push >= 2500, then silence u
   CHECK(r.out[3] == "pub stream:1 7");
 }
 
-TEST_CASE("centrifugo: unsubscribe replies echo the command id", "[subscription_table][centrifugo]") {
+TEST_CASE("centrifugo: unsubscribe replies echo the command id",
+          "[subscription_table][centrifugo]") {
   recorded r;
   subscription_table t{metrics::transport::ws, r};
   t.set_dialect(ws::dialect::centrifugo);

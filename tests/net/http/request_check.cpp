@@ -42,8 +42,8 @@ TEST_CASE("check_head refuses ambiguous framing (request smuggling)", "[limits][
     CHECK(http::check_head(with_te({bad}, false), 100, detail) == errc::invalid_request);
     CHECK(http::check_head(with_te({bad}, true), 100, detail) == errc::invalid_request);
   }
-  CHECK(http::check_head(with_te({"chunked", "chunked"}, false), 100, detail)
-        == errc::invalid_request);
+  CHECK(http::check_head(with_te({"chunked", "chunked"}, false), 100, detail) ==
+        errc::invalid_request);
   CHECK(detail == "Transfer-Encoding must appear once");
   CHECK(http::check_head(with_te({"chunked"}, true), 100, detail) == errc::invalid_request);
   CHECK(detail == "Transfer-Encoding and Content-Length together");
@@ -95,22 +95,20 @@ TEST_CASE("parse_sse_request: channels, limits and the cursor", "[http][sse]") {
   }
   {
     sse_subscription sub;
-    CHECK(http::parse_sse_request("/v1/sse?channel=stream:", nullptr, 64, sub, detail)
-          == errc::invalid_channel);
+    CHECK(http::parse_sse_request("/v1/sse?channel=stream:", nullptr, 64, sub, detail) ==
+          errc::invalid_channel);
   }
   {
     sse_subscription sub;
     CHECK(http::parse_sse_request("/v1/sse?channel=stream:1&channel=stream:2", nullptr, 1, sub,
-                                  detail)
-          == errc::too_many_channels);
+                                  detail) == errc::too_many_channels);
   }
   {
     // The header wins over the query parameter.
     sse_subscription sub;
     std::string_view header = "7ae5332b-u81bgp9q1gin-4";
     CHECK(http::parse_sse_request("/v1/sse?channel=stream:1&last_event_id=bad", &header, 64, sub,
-                                  detail)
-          == errc::none);
+                                  detail) == errc::none);
     CHECK(sub.has_cursor);
     REQUIRE(sub.cursor.size() == 1);
     CHECK(sub.cursor[0].position.offset == 4);
@@ -118,7 +116,7 @@ TEST_CASE("parse_sse_request: channels, limits and the cursor", "[http][sse]") {
   {
     sse_subscription sub;
     std::string_view header = "";
-    CHECK(http::parse_sse_request("/v1/sse?channel=stream:1", &header, 64, sub, detail)
-          == errc::invalid_cursor);
+    CHECK(http::parse_sse_request("/v1/sse?channel=stream:1", &header, 64, sub, detail) ==
+          errc::invalid_cursor);
   }
 }

@@ -54,8 +54,8 @@ TEST_CASE("centrifugo: several commands in one message, each with its id", "[cen
 
 TEST_CASE("centrifugo: methods Herald does not offer are named, not refused as malformed",
           "[centrifugo]") {
-  for (const char* name : {"publish", "presence", "presence_stats", "history", "rpc", "send",
-                           "sub_refresh"}) {
+  for (const char* name :
+       {"publish", "presence", "presence_stats", "history", "rpc", "send", "sub_refresh"}) {
     auto lines = parse_commands(std::string{"{\"id\":9,\""} + name + "\":{}}");
     REQUIRE(lines.size() == 1u);
     REQUIRE(lines[0].ok);
@@ -69,21 +69,22 @@ TEST_CASE("centrifugo: methods Herald does not offer are named, not refused as m
 
 TEST_CASE("centrifugo: malformed commands are bad requests, with the id when readable",
           "[centrifugo][bad-input]") {
-  struct row { const char* text; std::uint32_t id; };
-  for (auto r : {row{"not json", 0}, row{"[1]", 0}, row{R"({"id":-1,"ping":{}})", 0},
-                 row{R"({"id":"1","ping":{}})", 0}, row{R"({"id":4294967296,"ping":{}})", 0},
-                 row{R"({"ping":{}})", 0}, row{R"({"id":1})", 1},
-                 row{R"({"id":2,"subscribe":{}})", 2},
-                 row{R"({"id":3,"subscribe":{"channel":1}})", 3},
-                 row{R"({"id":4,"subscribe":{"channel":"stream:1","offset":9007199254740992}})", 4},
-                 row{R"({"id":5,"subscribe":{"channel":"stream:1","recover":"yes"}})", 5},
-                 row{R"({"id":6,"connect":{"token":5}})", 6},
-                 row{R"({"id":7,"connect":{},"subscribe":{}})", 7},
-                 row{R"({"id":8,"connect":[]})", 8},
-                 row{R"({"id":1,"id":2,"ping":{}})", 0},
-                 row{R"({"id":9,"subscribe":{"channel":"stream:1","channel":"stream:2"}})", 9},
-                 row{R"({"id":10,"ping":{},"ping":{}})", 10},
-                 row{R"({"subscribe":{"id":1,"id":2}})", 0}}) {
+  struct row {
+    const char* text;
+    std::uint32_t id;
+  };
+  for (auto r :
+       {row{"not json", 0}, row{"[1]", 0}, row{R"({"id":-1,"ping":{}})", 0},
+        row{R"({"id":"1","ping":{}})", 0}, row{R"({"id":4294967296,"ping":{}})", 0},
+        row{R"({"ping":{}})", 0}, row{R"({"id":1})", 1}, row{R"({"id":2,"subscribe":{}})", 2},
+        row{R"({"id":3,"subscribe":{"channel":1}})", 3},
+        row{R"({"id":4,"subscribe":{"channel":"stream:1","offset":9007199254740992}})", 4},
+        row{R"({"id":5,"subscribe":{"channel":"stream:1","recover":"yes"}})", 5},
+        row{R"({"id":6,"connect":{"token":5}})", 6},
+        row{R"({"id":7,"connect":{},"subscribe":{}})", 7}, row{R"({"id":8,"connect":[]})", 8},
+        row{R"({"id":1,"id":2,"ping":{}})", 0},
+        row{R"({"id":9,"subscribe":{"channel":"stream:1","channel":"stream:2"}})", 9},
+        row{R"({"id":10,"ping":{},"ping":{}})", 10}, row{R"({"subscribe":{"id":1,"id":2}})", 0}}) {
     INFO(r.text);
     auto lines = parse_commands(r.text);
     REQUIRE(lines.size() == 1u);
@@ -159,7 +160,8 @@ TEST_CASE("centrifugo: errors, unsubscribe replies and pushes", "[centrifugo]") 
   auto u = json::parse(encode_unsubscribe(8));
   CHECK(u["id"] == 8);
   CHECK(u["unsubscribe"].is_object());
-  auto push = json::parse(encode_unsubscribe_push("stream:1", gap_unsubscribe_code, "epoch_changed"));
+  auto push =
+    json::parse(encode_unsubscribe_push("stream:1", gap_unsubscribe_code, "epoch_changed"));
   CHECK(push["push"]["channel"] == "stream:1");
   CHECK(push["push"]["unsubscribe"]["code"] == 2500);
   CHECK(error_for(herald::errc::invalid_channel) == error_code::unknown_channel);
@@ -170,7 +172,8 @@ TEST_CASE("centrifugo: errors, unsubscribe replies and pushes", "[centrifugo]") 
 TEST_CASE("centrifugo: Herald's close codes become Centrifugo's", "[centrifugo]") {
   CHECK(close_for(1012, "service restart").first == 3001);
   CHECK(close_for(1013, "slow client").first == 3008);
-  CHECK(close_for(4001, "bad signature") == std::pair<std::uint16_t, std::string>{3500, "invalid token: bad signature"});
+  CHECK(close_for(4001, "bad signature") ==
+        std::pair<std::uint16_t, std::string>{3500, "invalid token: bad signature"});
   CHECK(close_for(4002, "token expired").first == 3005);
   CHECK(close_for(1008, "rate limited").first == 3501);
   // RFC 6455 framing codes and Centrifugo's own codes pass through.

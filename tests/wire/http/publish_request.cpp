@@ -68,7 +68,8 @@ std::string nested(std::size_t depth) {
 } // namespace
 
 TEST_CASE("single channel", "[http][publish]") {
-  auto r = accept(R"({"channel": "stream:42", "event": "withdrawn", "data": {"amount": "12.5000000"}})");
+  auto r =
+    accept(R"({"channel": "stream:42", "event": "withdrawn", "data": {"amount": "12.5000000"}})");
   CHECK(r.channels == std::vector<std::string>{"stream:42"});
   CHECK(r.event == "withdrawn");
   CHECK(r.data == R"({"amount":"12.5000000"})");
@@ -88,12 +89,14 @@ TEST_CASE("channels array, in request order", "[http][publish]") {
 }
 
 TEST_CASE("repeated channels collapse to the first occurrence", "[http][publish]") {
-  auto r = accept(R"({"channels":["stream:2","stream:1","stream:2","stream:1","stream:3"],"event":"e","data":1})");
+  auto r = accept(
+    R"({"channels":["stream:2","stream:1","stream:2","stream:1","stream:3"],"event":"e","data":1})");
   CHECK(r.channels == std::vector<std::string>{"stream:2", "stream:1", "stream:3"});
 
   // Repeats count once towards the limit.
-  auto lim = accept(R"({"channels":["stream:1","stream:2","stream:1","stream:2","stream:1"],"event":"e","data":1})",
-                    2);
+  auto lim = accept(
+    R"({"channels":["stream:1","stream:2","stream:1","stream:2","stream:1"],"event":"e","data":1})",
+    2);
   CHECK(lim.channels == std::vector<std::string>{"stream:1", "stream:2"});
 }
 
@@ -122,7 +125,9 @@ TEST_CASE("channel / channels presence and types", "[http][publish][bad-input]")
     refused_with(R"({"event":"e","data":1})", errc::invalid_request);
     refused_with(R"({})", errc::invalid_request);
   }
-  SECTION("empty array") { refused_with(R"({"channels":[],"event":"e","data":1})", errc::invalid_request); }
+  SECTION("empty array") {
+    refused_with(R"({"channels":[],"event":"e","data":1})", errc::invalid_request);
+  }
   SECTION("channels not an array") {
     refused_with(R"({"channels":"stream:1","event":"e","data":1})", errc::invalid_request);
     refused_with(R"({"channels":{"stream:1":1},"event":"e","data":1})", errc::invalid_request);
@@ -159,10 +164,10 @@ TEST_CASE("event names", "[http][publish]") {
   CHECK(accept(with_event("withdrawn")).event == "withdrawn");
   CHECK(accept(with_event("A-z_0.9:x")).event == "A-z_0.9:x");
   CHECK(accept(with_event(std::string(64, 'e'))).event == std::string(64, 'e'));
-  CHECK(accept(with_event("herald")).event == "herald");      // no dot: not reserved
+  CHECK(accept(with_event("herald")).event == "herald"); // no dot: not reserved
   CHECK(accept(with_event("heraldx.y")).event == "heraldx.y");
   CHECK(accept(with_event("herald:x")).event == "herald:x");
-  CHECK(accept(with_event("Herald.x")).event == "Herald.x");  // prefix is case-sensitive
+  CHECK(accept(with_event("Herald.x")).event == "Herald.x"); // prefix is case-sensitive
   CHECK(accept(with_event("x.herald.")).event == "x.herald.");
 }
 
@@ -174,8 +179,8 @@ TEST_CASE("invalid event names", "[http][publish][bad-input]") {
     refused_with(R"({"channel":"stream:1","event":["e"],"data":1})", errc::invalid_request);
   }
   SECTION("invalid_event") {
-    for (std::string_view ev : {"", "a b", "a/b", "a\\nb", "a\\r", "a\\u0000", "caf\\u00e9",
-                                "e!", "e#", "e\\\"", "herald.", "herald.gap", "herald.x"}) {
+    for (std::string_view ev : {"", "a b", "a/b", "a\\nb", "a\\r", "a\\u0000", "caf\\u00e9", "e!",
+                                "e#", "e\\\"", "herald.", "herald.gap", "herald.x"}) {
       INFO(ev);
       refused_with(with_event(ev), errc::invalid_event);
     }
@@ -200,8 +205,9 @@ TEST_CASE("data of each JSON type is re-serialised compactly", "[http][publish]"
         "\"line1\\nline2\\r\\nline3\xe2\x80\xa8\"");
   CHECK(accept(with_data(R"("tab\tnul\u0000")")).data == R"("tab\tnul\u0000")");
   CHECK(accept(with_data("[ 1 , \"a\" , null , [ ] , { } ]")).data == R"([1,"a",null,[],{}])");
-  CHECK(accept(with_data("\n{\n  \"a\" : { \"b\" : [ { \"c\" : [ 1, 2 ] } ] },\n  \"d\" : \"x\"\n}\n"))
-            .data == R"({"a":{"b":[{"c":[1,2]}]},"d":"x"})");
+  CHECK(
+    accept(with_data("\n{\n  \"a\" : { \"b\" : [ { \"c\" : [ 1, 2 ] } ] },\n  \"d\" : \"x\"\n}\n"))
+      .data == R"({"a":{"b":[{"c":[1,2]}]},"d":"x"})");
   // Whatever the input, data is one line.
   auto r = accept(with_data("{\"k\":\"a\\nb\",\n\"l\":[\r\n1]}"));
   CHECK(r.data.find('\n') == std::string::npos);
@@ -229,8 +235,7 @@ TEST_CASE("nesting depth of the body", "[http][publish][bad-input]") {
 // parse_publish_request counts the enclosing body object too, so data 64 deep
 // (body 65 deep) is refused. The HTTP error table ("the publish body ... nests
 // deeper than 64") supports the code; the Publish section supports this test.
-TEST_CASE("data nested exactly 64 deep is accepted",
-          "[http][publish]") {
+TEST_CASE("data nested exactly 64 deep is accepted", "[http][publish]") {
   publish_request out;
   std::string detail;
   auto ec = parse_publish_request(with_data(nested(64)), max64, out, detail);
@@ -247,37 +252,38 @@ TEST_CASE("a body nested too deep is told so", "[http][publish][bad-input]") {
 }
 
 TEST_CASE("body that is not a JSON object", "[http][publish][bad-input]") {
-  for (std::string_view body : {"", " ", "not json", "{", "{\"channel\":\"stream:1\"",
-                                "[]", R"([{"channel":"stream:1","event":"e","data":1}])", "null",
-                                "42", R"("x")", "{\"channel\":\"stream:1\",}",
-                                R"({"channel":"stream:1","event":"e","data":1}x)",
-                                R"({"channel":"stream:1","event":"e","data":1}{})",
-                                R"({"channel":"stream:1","event":"e","data":undefined})",
-                                R"({"channel":"stream:1","event":"e","data":NaN})",
-                                R"({"channel":"stream:1","event":"e","data":'x'})"}) {
+  for (std::string_view body :
+       {"", " ", "not json", "{", "{\"channel\":\"stream:1\"", "[]",
+        R"([{"channel":"stream:1","event":"e","data":1}])", "null", "42", R"("x")",
+        "{\"channel\":\"stream:1\",}", R"({"channel":"stream:1","event":"e","data":1}x)",
+        R"({"channel":"stream:1","event":"e","data":1}{})",
+        R"({"channel":"stream:1","event":"e","data":undefined})",
+        R"({"channel":"stream:1","event":"e","data":NaN})",
+        R"({"channel":"stream:1","event":"e","data":'x'})"}) {
     refused_with(body, errc::invalid_json);
   }
 }
 
 TEST_CASE("invalid UTF-8 in a string is refused", "[http][publish][bad-input]") {
   refused_with(with_data("\"\xff\""), errc::invalid_json);
-  refused_with(with_data("\"a\xc3\""), errc::invalid_json);          // truncated sequence
-  refused_with(with_data("\"\xc0\x80\""), errc::invalid_json);       // overlong NUL
-  refused_with(with_data("\"\xed\xa0\x80\""), errc::invalid_json);   // UTF-16 surrogate
+  refused_with(with_data("\"a\xc3\""), errc::invalid_json);            // truncated sequence
+  refused_with(with_data("\"\xc0\x80\""), errc::invalid_json);         // overlong NUL
+  refused_with(with_data("\"\xed\xa0\x80\""), errc::invalid_json);     // UTF-16 surrogate
   refused_with(with_data("\"\xf4\x90\x80\x80\""), errc::invalid_json); // above U+10FFFF
-  refused_with(with_data("{\"\xfe\":1}"), errc::invalid_json);       // in a key
+  refused_with(with_data("{\"\xfe\":1}"), errc::invalid_json);         // in a key
   refused_with("{\"channel\":\"stream:1\",\"event\":\"\xff\",\"data\":1}", errc::invalid_json);
   // Valid multi-byte UTF-8 is kept as is.
-  CHECK(accept(with_data("\"caf\xc3\xa9 \xf0\x9f\x98\x80\"")).data == "\"caf\xc3\xa9 \xf0\x9f\x98\x80\"");
+  CHECK(accept(with_data("\"caf\xc3\xa9 \xf0\x9f\x98\x80\"")).data ==
+        "\"caf\xc3\xa9 \xf0\x9f\x98\x80\"");
 }
 
 TEST_CASE("detail explains every refusal", "[http][publish][bad-input]") {
   const std::pair<std::string, errc> cases[] = {
-      {"nope", errc::invalid_json},
-      {R"({"event":"e","data":1})", errc::invalid_request},
-      {R"({"channel":"x","event":"e","data":1})", errc::invalid_channel},
-      {body_with_channels(3), errc::too_many_channels},
-      {R"({"channel":"stream:1","event":"e"})", errc::invalid_request},
+    {"nope", errc::invalid_json},
+    {R"({"event":"e","data":1})", errc::invalid_request},
+    {R"({"channel":"x","event":"e","data":1})", errc::invalid_channel},
+    {body_with_channels(3), errc::too_many_channels},
+    {R"({"channel":"stream:1","event":"e"})", errc::invalid_request},
   };
   for (const auto& c : cases) {
     INFO(c.first);
@@ -294,8 +300,8 @@ TEST_CASE("detail explains every refusal", "[http][publish][bad-input]") {
 TEST_CASE("detail is filled for invalid_event", "[http][publish][bad-input]") {
   publish_request out;
   std::string detail;
-  auto ec = parse_publish_request(R"({"channel":"stream:1","event":"herald.x","data":1})", 64,
-                                  out, detail);
+  auto ec =
+    parse_publish_request(R"({"channel":"stream:1","event":"herald.x","data":1})", 64, out, detail);
   CHECK(ec == errc::invalid_event);
   CHECK_FALSE(detail.empty());
 }
@@ -305,8 +311,9 @@ TEST_CASE("encode_publish_response", "[http][publish][encoder]") {
   CHECK(encode_publish_response({}, {}) == R"({"offsets":{}})");
   auto j = json::parse(encode_publish_response({"stream:42", "user:" + account, "stream:1"},
                                                {17, 5, 9007199254740991ULL}));
-  CHECK(j == json{{"offsets", {{"stream:42", 17}, {"user:" + account, 5},
-                               {"stream:1", 9007199254740991ULL}}}});
+  CHECK(j ==
+        json{{"offsets",
+              {{"stream:42", 17}, {"user:" + account, 5}, {"stream:1", 9007199254740991ULL}}}});
   CHECK(j.at("offsets").size() == 3);
 }
 
@@ -320,13 +327,16 @@ TEST_CASE("encode_publish_response keeps request order", "[http][publish][encode
         R"({"offsets":{"stream:b":1,"stream:a":2}})");
 }
 
-TEST_CASE("a body that names a key twice is refused with invalid_json", "[http][publish][bad-input]") {
-  refused_with(R"({"channel":"stream:1","channel":"stream:2","event":"e","data":1})", errc::invalid_json);
+TEST_CASE("a body that names a key twice is refused with invalid_json",
+          "[http][publish][bad-input]") {
+  refused_with(R"({"channel":"stream:1","channel":"stream:2","event":"e","data":1})",
+               errc::invalid_json);
   refused_with(R"({"channel":"stream:1","event":"e","event":"f","data":1})", errc::invalid_json);
   refused_with(R"({"channel":"stream:1","event":"e","data":{"amount":"1","amount":"2"}})",
                errc::invalid_json);
   publish_request out;
   std::string detail;
-  parse_publish_request(R"({"channel":"stream:1","event":"e","event":"f","data":1})", 64, out, detail);
+  parse_publish_request(R"({"channel":"stream:1","event":"e","event":"f","data":1})", 64, out,
+                        detail);
   CHECK(detail == "the body has a duplicate key \"event\"");
 }

@@ -30,8 +30,8 @@ TEST_CASE("api broadcast: a channel listed twice is published twice, responses i
   CHECK(body["result"]["responses"][2]["result"]["offset"] == 2);
   // POST /v1/publish keeps counting a repeated channel once (its answer is a map).
   publish_request v1;
-  REQUIRE_FALSE(parse_publish_request(R"({"channels":["stream:bx","stream:bx"],"event":"e","data":1})", 64,
-                                      v1, detail));
+  REQUIRE_FALSE(parse_publish_request(
+    R"({"channels":["stream:bx","stream:bx"],"event":"e","data":1})", 64, v1, detail));
   CHECK(v1.channels == std::vector<std::string>{"stream:bx"});
 }
 

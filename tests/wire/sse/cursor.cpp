@@ -67,9 +67,9 @@ TEST_CASE("append_entry and encode_cursor produce the documented format", "[sse]
   CHECK(encode_cursor({entry(0, "a", 0)}) == "00000000-a-0");
   CHECK(encode_cursor({entry(0xffffffff, "z9", max_client_offset)}) ==
         "ffffffff-z9-9007199254740991");
-  CHECK(encode_cursor({entry(0x7ae5332b, "u81bgp9q1gin", 4),
-                       entry(0xa11b35e1, "jymkve2ow1t7", 3)}) ==
-        "7ae5332b-u81bgp9q1gin-4_a11b35e1-jymkve2ow1t7-3");
+  CHECK(
+    encode_cursor({entry(0x7ae5332b, "u81bgp9q1gin", 4), entry(0xa11b35e1, "jymkve2ow1t7", 3)}) ==
+    "7ae5332b-u81bgp9q1gin-4_a11b35e1-jymkve2ow1t7-3");
   // Leading zeros of the hash are kept (always 8 digits).
   CHECK(encode_cursor({entry(0x00000abc, "e", 10)}) == "00000abc-e-10");
 }
@@ -88,10 +88,10 @@ TEST_CASE("the example cursor of docs/protocol.md parses", "[sse][cursor]") {
 
 TEST_CASE("encode_cursor / parse_cursor round trip", "[sse][cursor]") {
   std::vector<cursor_entry> in{
-      entry(channel_hash("stream:1"), "abc", 0),
-      entry(channel_hash("stream:2"), std::string(32, 'z'), max_client_offset),
-      entry(0, "0", 1),
-      entry(0xffffffff, "a1b2c3", 123456789),
+    entry(channel_hash("stream:1"), "abc", 0),
+    entry(channel_hash("stream:2"), std::string(32, 'z'), max_client_offset),
+    entry(0, "0", 1),
+    entry(0xffffffff, "a1b2c3", 123456789),
   };
   auto text = encode_cursor(in);
   std::vector<cursor_entry> out;
@@ -152,50 +152,52 @@ TEST_CASE("parse_cursor refuses malformed cursors", "[sse][cursor][bad-input]") 
     CHECK_FALSE(parse_cursor(text, max_entries, out));
   };
 
-  SECTION("empty") { refused(""); }
+  SECTION("empty") {
+    refused("");
+  }
   SECTION("over 4096 bytes") {
     refused(std::string(4097, 'a'));
     refused("00000001-e-1_" + std::string(5000, 'x'));
-    std::string long_valid_shape = cursor_of(400);  // 400*13-1 = 5199 bytes, valid shape
+    std::string long_valid_shape = cursor_of(400); // 400*13-1 = 5199 bytes, valid shape
     REQUIRE(long_valid_shape.size() > max_cursor_bytes);
     refused(long_valid_shape, 1000);
   }
   SECTION("bad hash") {
-    refused("7AE5332B-e-1");   // uppercase
-    refused("7ae5332B-e-1");   // one uppercase digit
-    refused("7ae5332-e-1");    // 7 digits
-    refused("7ae5332bb-e-1");  // 9 digits
-    refused("7ae5332g-e-1");   // non-hex
+    refused("7AE5332B-e-1");  // uppercase
+    refused("7ae5332B-e-1");  // one uppercase digit
+    refused("7ae5332-e-1");   // 7 digits
+    refused("7ae5332bb-e-1"); // 9 digits
+    refused("7ae5332g-e-1");  // non-hex
     refused("7ae 332b-e-1");
-    refused("-e-1");           // empty
+    refused("-e-1"); // empty
     refused("0x7ae533-e-1");
     refused("+7ae5332-e-1");
   }
   SECTION("bad epoch") {
-    refused("7ae5332b--1");                                  // empty
-    refused("7ae5332b-" + std::string(33, 'a') + "-1");      // 33 characters
-    refused("7ae5332b-ABC-1");                               // uppercase
+    refused("7ae5332b--1");                             // empty
+    refused("7ae5332b-" + std::string(33, 'a') + "-1"); // 33 characters
+    refused("7ae5332b-ABC-1");                          // uppercase
     refused("7ae5332b-abC-1");
-    refused("7ae5332b-ab.c-1");                              // symbols
+    refused("7ae5332b-ab.c-1"); // symbols
     refused("7ae5332b-ab:c-1");
     refused("7ae5332b-ab c-1");
-    refused("7ae5332b-\xc3\xa9-1");                          // non-ASCII
+    refused("7ae5332b-\xc3\xa9-1"); // non-ASCII
   }
   SECTION("bad offset") {
-    refused("7ae5332b-e--1");                      // negative
-    refused("7ae5332b-e-+1");                      // with sign
-    refused("7ae5332b-e-");                        // empty
-    refused("7ae5332b-e-1a");                      // non-decimal
+    refused("7ae5332b-e--1"); // negative
+    refused("7ae5332b-e-+1"); // with sign
+    refused("7ae5332b-e-");   // empty
+    refused("7ae5332b-e-1a"); // non-decimal
     refused("7ae5332b-e-0x10");
     refused("7ae5332b-e-1.0");
     refused("7ae5332b-e- 1");
     refused("7ae5332b-e-1 ");
-    refused("7ae5332b-e-1-2");                     // extra field
-    refused("7ae5332b-e-9007199254740992");        // 2^53
-    refused("7ae5332b-e-9999999999999999");        // 16 digits, over 2^53-1
-    refused("7ae5332b-e-18446744073709551616");    // 2^64, 20 digits: overflow
-    refused("7ae5332b-e-99999999999999999999");    // 20 digits
-    refused("7ae5332b-e-18446744073709551615");    // 2^64-1
+    refused("7ae5332b-e-1-2");                  // extra field
+    refused("7ae5332b-e-9007199254740992");     // 2^53
+    refused("7ae5332b-e-9999999999999999");     // 16 digits, over 2^53-1
+    refused("7ae5332b-e-18446744073709551616"); // 2^64, 20 digits: overflow
+    refused("7ae5332b-e-99999999999999999999"); // 20 digits
+    refused("7ae5332b-e-18446744073709551615"); // 2^64-1
   }
   SECTION("missing fields") {
     refused("abc");
@@ -207,9 +209,9 @@ TEST_CASE("parse_cursor refuses malformed cursors", "[sse][cursor][bad-input]") 
     refused("_");
   }
   SECTION("separators") {
-    refused("00000001-e-1_");                  // trailing '_'
-    refused("_00000001-e-1");                  // leading '_'
-    refused("00000001-e-1__00000002-e-1");     // empty entry in the middle
+    refused("00000001-e-1_");              // trailing '_'
+    refused("_00000001-e-1");              // leading '_'
+    refused("00000001-e-1__00000002-e-1"); // empty entry in the middle
     refused("00000001-e-1,00000002-e-1");
     refused("00000001-e-1 00000002-e-1");
   }

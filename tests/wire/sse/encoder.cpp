@@ -13,9 +13,9 @@
 using herald::net::dump_compact;
 using herald::net::sse::encode_event;
 using herald::net::sse::encode_gap;
-using herald::net::sse::encode_shutdown;
 using herald::net::sse::encode_id_line;
 using herald::net::sse::encode_response_head;
+using herald::net::sse::encode_shutdown;
 using herald::net::sse::heartbeat;
 
 namespace {
@@ -45,28 +45,30 @@ TEST_CASE("encode_id_line", "[sse][encoder]") {
 
 TEST_CASE("encode_gap", "[sse][encoder]") {
   SECTION("with a channel") {
-    CHECK(encode_gap("stream:42", "history_expired") ==
-          "event: herald.gap\ndata: {\"channel\":\"stream:42\",\"reason\":\"history_expired\"}\n\n");
+    CHECK(
+      encode_gap("stream:42", "history_expired") ==
+      "event: herald.gap\ndata: {\"channel\":\"stream:42\",\"reason\":\"history_expired\"}\n\n");
     CHECK(encode_gap("stream:42", "epoch_changed") ==
           "event: herald.gap\ndata: {\"channel\":\"stream:42\",\"reason\":\"epoch_changed\"}\n\n");
-    CHECK(encode_gap("stream:a.b", "offset_in_future") ==
-          "event: herald.gap\ndata: {\"channel\":\"stream:a.b\",\"reason\":\"offset_in_future\"}\n\n");
+    CHECK(
+      encode_gap("stream:a.b", "offset_in_future") ==
+      "event: herald.gap\ndata: {\"channel\":\"stream:a.b\",\"reason\":\"offset_in_future\"}\n\n");
   }
   SECTION("without a channel (slow client: the whole connection)") {
     CHECK(encode_gap("", "slow_client") ==
           "event: herald.gap\ndata: {\"reason\":\"slow_client\"}\n\n");
   }
   SECTION("data is one JSON object") {
-    auto block = encode_gap("user:GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ",
-                            "epoch_changed");
+    auto block =
+      encode_gap("user:GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ", "epoch_changed");
     const std::string_view prefix = "event: herald.gap\ndata: ";
     REQUIRE(block.compare(0, prefix.size(), prefix) == 0);
     REQUIRE(block.size() > prefix.size() + 2);
     auto data = block.substr(prefix.size(), block.size() - prefix.size() - 2);
     auto j = nlohmann::json::parse(data);
     CHECK(j == nlohmann::json{
-                   {"channel", "user:GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ"},
-                   {"reason", "epoch_changed"}});
+                 {"channel", "user:GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ"},
+                 {"reason", "epoch_changed"}});
   }
 }
 
@@ -83,20 +85,18 @@ TEST_CASE("heartbeat is a comment line", "[sse][encoder]") {
 }
 
 TEST_CASE("encode_response_head", "[sse][encoder]") {
-  CHECK(encode_response_head(2000) ==
-        "HTTP/1.1 200 OK\r\n"
-        "Content-Type: text/event-stream\r\n"
-        "Cache-Control: no-cache\r\n"
-        "X-Accel-Buffering: no\r\n"
-        "\r\n"
-        "retry: 2000\n\n");
-  CHECK(encode_response_head(1000) ==
-        "HTTP/1.1 200 OK\r\n"
-        "Content-Type: text/event-stream\r\n"
-        "Cache-Control: no-cache\r\n"
-        "X-Accel-Buffering: no\r\n"
-        "\r\n"
-        "retry: 1000\n\n");
+  CHECK(encode_response_head(2000) == "HTTP/1.1 200 OK\r\n"
+                                      "Content-Type: text/event-stream\r\n"
+                                      "Cache-Control: no-cache\r\n"
+                                      "X-Accel-Buffering: no\r\n"
+                                      "\r\n"
+                                      "retry: 2000\n\n");
+  CHECK(encode_response_head(1000) == "HTTP/1.1 200 OK\r\n"
+                                      "Content-Type: text/event-stream\r\n"
+                                      "Cache-Control: no-cache\r\n"
+                                      "X-Accel-Buffering: no\r\n"
+                                      "\r\n"
+                                      "retry: 1000\n\n");
   auto zero = encode_response_head(0);
   CHECK(zero.substr(zero.size() - 10) == "retry: 0\n\n");
   // The body is delimited by the close of the connection: no length, no chunking.
@@ -108,18 +108,18 @@ TEST_CASE("encode_response_head", "[sse][encoder]") {
 TEST_CASE("data from dump_compact never breaks an SSE event", "[sse][encoder][bad-input]") {
   using nlohmann::json;
   const std::string nasty[] = {
-      "\n",
-      "\r",
-      "\r\n",
-      "a\nb\rc\r\nd",
-      "\n\ndata: injected\n\nevent: x\n",
-      "\r\rid: 1\r",
-      "\xe2\x80\xa8",           // U+2028 LINE SEPARATOR
-      "\xe2\x80\xa9",           // U+2029 PARAGRAPH SEPARATOR
-      "\xc2\x85",               // U+0085 NEXT LINE
-      std::string("nul\0byte", 8),
-      "\x0b\x0c\x1b\x7f",
-      "\xff\xfe\n",             // invalid UTF-8 next to a newline
+    "\n",
+    "\r",
+    "\r\n",
+    "a\nb\rc\r\nd",
+    "\n\ndata: injected\n\nevent: x\n",
+    "\r\rid: 1\r",
+    "\xe2\x80\xa8", // U+2028 LINE SEPARATOR
+    "\xe2\x80\xa9", // U+2029 PARAGRAPH SEPARATOR
+    "\xc2\x85",     // U+0085 NEXT LINE
+    std::string("nul\0byte", 8),
+    "\x0b\x0c\x1b\x7f",
+    "\xff\xfe\n", // invalid UTF-8 next to a newline
   };
   json values = json::array();
   for (const auto& s : nasty) {

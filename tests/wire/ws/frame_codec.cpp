@@ -137,8 +137,15 @@ std::string big(std::size_t n) {
 // -- utf8 ----------------------------------------------------------------------
 
 TEST_CASE("utf8: accepts every boundary code point, fed whole or byte by byte", "[ws][utf8]") {
-  const std::string text = "a\x7f" "\xc2\x80" "\xdf\xbf" "\xe0\xa0\x80" "\xed\x9f\xbf"
-                           "\xee\x80\x80" "\xef\xbf\xbf" "\xf0\x90\x80\x80" "\xf4\x8f\xbf\xbf"
+  const std::string text = "a\x7f"
+                           "\xc2\x80"
+                           "\xdf\xbf"
+                           "\xe0\xa0\x80"
+                           "\xed\x9f\xbf"
+                           "\xee\x80\x80"
+                           "\xef\xbf\xbf"
+                           "\xf0\x90\x80\x80"
+                           "\xf4\x8f\xbf\xbf"
                            "plain ascii run of more than eight bytes";
   CHECK(is_valid_utf8(text));
   utf8_validator v;
@@ -150,10 +157,10 @@ TEST_CASE("utf8: accepts every boundary code point, fed whole or byte by byte", 
 
 TEST_CASE("utf8: rejects overlongs, surrogates, > U+10FFFF, stray and truncated bytes",
           "[ws][utf8][bad-input]") {
-  for (std::string_view bad : {"\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf", "\xe0\x9f\xbf",
-                               "\xf0\x80\x80\xaf", "\xf0\x8f\xbf\xbf", "\xed\xa0\x80",
-                               "\xed\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80", "\xff",
-                               "\x80", "abcdefgh\xbf", "\xc2\x41", "\xe2\x82", "\xf0\x9f\x98"}) {
+  for (std::string_view bad :
+       {"\xc0\xaf", "\xc1\xbf", "\xe0\x80\xaf", "\xe0\x9f\xbf", "\xf0\x80\x80\xaf",
+        "\xf0\x8f\xbf\xbf", "\xed\xa0\x80", "\xed\xbf\xbf", "\xf4\x90\x80\x80", "\xf5\x80\x80\x80",
+        "\xff", "\x80", "abcdefgh\xbf", "\xc2\x41", "\xe2\x82", "\xf0\x9f\x98"}) {
     INFO("input size " << bad.size());
     CHECK_FALSE(is_valid_utf8(bad));
   }
@@ -173,7 +180,9 @@ TEST_CASE("utf8: valid_utf8_prefix stops at a character boundary", "[ws][utf8]")
   CHECK(valid_utf8_prefix("abc", 10) == 3);
   CHECK(valid_utf8_prefix("ab\xe2\x82\xac", 4) == 2);
   CHECK(valid_utf8_prefix("ab\xe2\x82\xac", 5) == 5);
-  CHECK(valid_utf8_prefix("ab\xff" "cd", 5) == 2);
+  CHECK(valid_utf8_prefix("ab\xff"
+                          "cd",
+                          5) == 2);
 }
 
 // -- encoding ------------------------------------------------------------------
@@ -218,7 +227,8 @@ TEST_CASE("non-minimal length encodings are accepted", "[ws][frame]") {
 TEST_CASE("encode_close_payload: code in network order, reason cut at a UTF-8 boundary",
           "[ws][frame]") {
   CHECK(encode_close_payload(1000, "") == std::string("\x03\xe8", 2));
-  CHECK(encode_close_payload(4001, "bye") == "\x0f\xa1" "bye");
+  CHECK(encode_close_payload(4001, "bye") == "\x0f\xa1"
+                                             "bye");
   CHECK(encode_close_payload(1009, big(200)).size() == 2 + 123);
   // A 2-, 3- and 4-byte character that would straddle byte 123 is left out whole.
   for (std::string_view c : {"\xc3\xa9", "\xe2\x82\xac", "\xf0\x9f\x98\x80"}) {
@@ -228,11 +238,13 @@ TEST_CASE("encode_close_payload: code in network order, reason cut at a UTF-8 bo
     CHECK(is_valid_utf8(std::string_view(out).substr(2)));
   }
   CHECK(encode_close_payload(1008, big(121) + "\xc3\xa9").size() == 2 + 123); // fits exactly
-  CHECK(encode_close_payload(1011, "ok\xff" "no") == "\x03\xf3" "ok");
+  CHECK(encode_close_payload(1011, "ok\xff"
+                                   "no") == "\x03\xf3"
+                                            "ok");
   // The result parses back as the client would see it.
   frame_parser p{1024};
-  auto ev = run(p, {mask_server_frame(encode_frame(opcode::close, encode_close_payload(
-                                                       1001, "going \xe2\x82\xac away")))});
+  auto ev = run(p, {mask_server_frame(encode_frame(
+                     opcode::close, encode_close_payload(1001, "going \xe2\x82\xac away")))});
   REQUIRE(ev.size() == 1);
   CHECK(ev[0] == event{result::close, "going \xe2\x82\xac away", 1001});
 }
@@ -281,12 +293,11 @@ TEST_CASE("parse: take_message moves the message out and leaves no buffer", "[ws
 }
 
 TEST_CASE("parse: a fragmented message with control frames between fragments", "[ws][frame]") {
-  std::string in = client_frame(opcode::text, "Hel", false) + client_frame(opcode::ping, "p1") +
-                   client_frame(opcode::continuation, "lo \xe2\x82", false) +
-                   client_frame(opcode::pong, "p2") +
-                   client_frame(opcode::continuation, "\xac!", true) +
-                   client_frame(opcode::binary, "b", false) +
-                   client_frame(opcode::continuation, "", true);
+  std::string in =
+    client_frame(opcode::text, "Hel", false) + client_frame(opcode::ping, "p1") +
+    client_frame(opcode::continuation, "lo \xe2\x82", false) + client_frame(opcode::pong, "p2") +
+    client_frame(opcode::continuation, "\xac!", true) + client_frame(opcode::binary, "b", false) +
+    client_frame(opcode::continuation, "", true);
   auto ev = run(in);
   REQUIRE(ev.size() == 4);
   CHECK(ev[0] == event{result::ping, "p1", 0});
@@ -342,8 +353,8 @@ TEST_CASE("parse: close codes and reasons (RFC 6455 section 5.5.1, 7.4)", "[ws][
   auto ev = run(client_frame(opcode::close, ""));
   REQUIRE(ev.size() == 1);
   CHECK(ev[0] == event{result::close, "", close_no_status});
-  for (std::uint16_t code : {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013,
-                             1014, 3000, 4999}) {
+  for (std::uint16_t code :
+       {1000, 1001, 1002, 1003, 1007, 1008, 1009, 1010, 1011, 1012, 1013, 1014, 3000, 4999}) {
     INFO("code " << code);
     ev = run(client_frame(opcode::close, encode_close_payload(code, "why")));
     REQUIRE(ev.size() == 1);
@@ -421,12 +432,12 @@ TEST_CASE("bad frame: a message over max_message_bytes fails from its header (10
   CHECK(error_of(client_frame(opcode::text, big(limit + 1)), limit) == close_too_big);
   // Across fragments: at the limit passes, one byte more fails.
   ok = run(client_frame(opcode::binary, big(600), false) +
-               client_frame(opcode::continuation, big(400)),
+             client_frame(opcode::continuation, big(400)),
            limit);
   REQUIRE(ok.size() == 1);
   CHECK(ok[0].data.size() == limit);
   CHECK(error_of(client_frame(opcode::binary, big(600), false) +
-                     client_frame(opcode::continuation, big(401)),
+                   client_frame(opcode::continuation, big(401)),
                  limit) == close_too_big);
   // Decided from the 2-, 4- or 10-byte length, before the mask key or payload.
   for (std::size_t n : {std::size_t{100}, std::size_t{70000}}) {
@@ -476,9 +487,10 @@ TEST_CASE("bad frame: close payload of 1 byte, invalid codes (1002), bad reason 
     std::string payload{static_cast<char>(code >> 8), static_cast<char>(code & 0xff)};
     CHECK(error_of(client_frame(opcode::close, payload)) == close_protocol_error);
   }
-  CHECK(error_of(client_frame(opcode::close, "\x03\xe8" "bad \xff")) == close_invalid_payload);
-  CHECK(error_of(client_frame(opcode::close, "\x03\xe8" "cut \xe2\x82")) ==
-        close_invalid_payload);
+  CHECK(error_of(client_frame(opcode::close, "\x03\xe8"
+                                             "bad \xff")) == close_invalid_payload);
+  CHECK(error_of(client_frame(opcode::close, "\x03\xe8"
+                                             "cut \xe2\x82")) == close_invalid_payload);
 }
 
 TEST_CASE("is_valid_close_code follows RFC 6455 section 7.4", "[ws][frame]") {

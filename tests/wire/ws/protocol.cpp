@@ -120,22 +120,26 @@ TEST_CASE("unsubscribe with id as number, string, absent", "[ws][protocol]") {
 }
 
 TEST_CASE("subscribe with a valid since", "[ws][protocol]") {
-  auto a = accept(R"({"op":"subscribe","id":1,"channel":"stream:42","since":{"epoch":"u81bgp9q1gin","offset":17}})");
+  auto a = accept(
+    R"({"op":"subscribe","id":1,"channel":"stream:42","since":{"epoch":"u81bgp9q1gin","offset":17}})");
   REQUIRE(a.since.has_value());
   CHECK(a.since->epoch == "u81bgp9q1gin");
   CHECK(a.since->offset == 17);
 
-  auto zero = accept(R"({"op":"subscribe","channel":"stream:42","since":{"epoch":"a","offset":0}})");
+  auto zero =
+    accept(R"({"op":"subscribe","channel":"stream:42","since":{"epoch":"a","offset":0}})");
   REQUIRE(zero.since.has_value());
   CHECK(zero.since->epoch == "a");
   CHECK(zero.since->offset == 0);
 
-  auto max = accept(R"({"op":"subscribe","channel":"stream:42","since":{"epoch":"0123456789abcdefghijklmnopqrstuv","offset":9007199254740991}})");
+  auto max = accept(
+    R"({"op":"subscribe","channel":"stream:42","since":{"epoch":"0123456789abcdefghijklmnopqrstuv","offset":9007199254740991}})");
   REQUIRE(max.since.has_value());
   CHECK(max.since->epoch == "0123456789abcdefghijklmnopqrstuv");
   CHECK(max.since->offset == max_client_offset);
 
-  auto extra = accept(R"({"op":"subscribe","channel":"stream:42","since":{"offset":5,"epoch":"e","x":1}})");
+  auto extra =
+    accept(R"({"op":"subscribe","channel":"stream:42","since":{"offset":5,"epoch":"e","x":1}})");
   REQUIRE(extra.since.has_value());
   CHECK(extra.since->offset == 5);
 }
@@ -143,9 +147,15 @@ TEST_CASE("subscribe with a valid since", "[ws][protocol]") {
 TEST_CASE("invalid since is refused with invalid_since and the id", "[ws][protocol][bad-input]") {
   const std::string head = R"({"op":"subscribe","id":9,"channel":"stream:42","since":)";
   auto since = [&](std::string_view s) { return head + std::string(s) + "}"; };
-  SECTION("missing epoch") { refused_with(since(R"({"offset":1})"), errc::invalid_since, 9); }
-  SECTION("missing offset") { refused_with(since(R"({"epoch":"e"})"), errc::invalid_since, 9); }
-  SECTION("empty object") { refused_with(since("{}"), errc::invalid_since, 9); }
+  SECTION("missing epoch") {
+    refused_with(since(R"({"offset":1})"), errc::invalid_since, 9);
+  }
+  SECTION("missing offset") {
+    refused_with(since(R"({"epoch":"e"})"), errc::invalid_since, 9);
+  }
+  SECTION("empty object") {
+    refused_with(since("{}"), errc::invalid_since, 9);
+  }
   SECTION("offset negative") {
     refused_with(since(R"({"epoch":"e","offset":-1})"), errc::invalid_since, 9);
   }
@@ -172,7 +182,7 @@ TEST_CASE("invalid since is refused with invalid_since and the id", "[ws][protoc
     refused_with(since(R"({"epoch":"a-b","offset":1})"), errc::invalid_since, 9);
     refused_with(since(R"({"epoch":"a\nb","offset":1})"), errc::invalid_since, 9);
     refused_with(since(R"({"epoch":"aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa","offset":1})"),
-                 errc::invalid_since, 9);  // 33
+                 errc::invalid_since, 9); // 33
     refused_with(since(R"({"epoch":5,"offset":1})"), errc::invalid_since, 9);
     refused_with(since(R"({"epoch":null,"offset":1})"), errc::invalid_since, 9);
   }
@@ -208,9 +218,9 @@ TEST_CASE("a JSON value that is not an object is refused with invalid_json",
 TEST_CASE("invalid UTF-8 inside a string is refused with invalid_json",
           "[ws][protocol][bad-input]") {
   refused_with("{\"op\":\"ping\",\"id\":\"\xff\"}", errc::invalid_json);
-  refused_with("{\"op\":\"ping\",\"id\":\"\xc3\"}", errc::invalid_json);      // truncated
-  refused_with("{\"op\":\"ping\",\"id\":\"\xed\xa0\x80\"}", errc::invalid_json);  // surrogate
-  refused_with("{\"op\":\"ping\",\"id\":\"\xc0\xaf\"}", errc::invalid_json);  // overlong
+  refused_with("{\"op\":\"ping\",\"id\":\"\xc3\"}", errc::invalid_json);         // truncated
+  refused_with("{\"op\":\"ping\",\"id\":\"\xed\xa0\x80\"}", errc::invalid_json); // surrogate
+  refused_with("{\"op\":\"ping\",\"id\":\"\xc0\xaf\"}", errc::invalid_json);     // overlong
 }
 
 TEST_CASE("nesting deeper than 64 is refused with invalid_json", "[ws][protocol][bad-input]") {
@@ -287,22 +297,18 @@ TEST_CASE("every WS command error code of docs/protocol.md", "[ws][protocol][err
   refused_with(R"({"op":7,"id":1})", errc::invalid_request, 1);
   refused_with(R"({"op":"nope","id":1})", errc::unknown_op, 1);
   refused_with(R"({"op":"subscribe","id":1,"channel":"x"})", errc::invalid_channel, 1);
-  refused_with(R"({"op":"subscribe","id":1,"channel":"stream:1","since":{}})",
-               errc::invalid_since, 1);
+  refused_with(R"({"op":"subscribe","id":1,"channel":"stream:1","since":{}})", errc::invalid_since,
+               1);
   // Produced by the session, encoded here; all eight as documented.
   struct row {
     errc e;
     std::string_view code;
   };
   const row rows[] = {
-      {errc::invalid_json, "invalid_json"},
-      {errc::invalid_request, "invalid_request"},
-      {errc::unknown_op, "unknown_op"},
-      {errc::invalid_channel, "invalid_channel"},
-      {errc::invalid_since, "invalid_since"},
-      {errc::already_subscribed, "already_subscribed"},
-      {errc::not_subscribed, "not_subscribed"},
-      {errc::too_many_channels, "too_many_channels"},
+    {errc::invalid_json, "invalid_json"},     {errc::invalid_request, "invalid_request"},
+    {errc::unknown_op, "unknown_op"},         {errc::invalid_channel, "invalid_channel"},
+    {errc::invalid_since, "invalid_since"},   {errc::already_subscribed, "already_subscribed"},
+    {errc::not_subscribed, "not_subscribed"}, {errc::too_many_channels, "too_many_channels"},
   };
   for (const auto& r : rows) {
     INFO(r.code);
@@ -318,27 +324,39 @@ TEST_CASE("every WS command error code of docs/protocol.md", "[ws][protocol][err
 TEST_CASE("encode_subscribed", "[ws][protocol][encoder]") {
   SECTION("recovered, numeric id") {
     auto j = json::parse(encode_subscribed(1, "stream:42", stream_position{"ep1", 17}, true, ""));
-    CHECK(j == json{{"op", "subscribed"}, {"id", 1}, {"channel", "stream:42"},
-                    {"epoch", "ep1"}, {"offset", 17}, {"recovered", true}});
+    CHECK(j == json{{"op", "subscribed"},
+                    {"id", 1},
+                    {"channel", "stream:42"},
+                    {"epoch", "ep1"},
+                    {"offset", 17},
+                    {"recovered", true}});
   }
   SECTION("not recovered with a reason, string id") {
     auto j = json::parse(
-        encode_subscribed("a", "stream:42", stream_position{"e2", 0}, false, "epoch_changed"));
-    CHECK(j == json{{"op", "subscribed"}, {"id", "a"}, {"channel", "stream:42"}, {"epoch", "e2"},
-                    {"offset", 0}, {"recovered", false}, {"reason", "epoch_changed"}});
+      encode_subscribed("a", "stream:42", stream_position{"e2", 0}, false, "epoch_changed"));
+    CHECK(j == json{{"op", "subscribed"},
+                    {"id", "a"},
+                    {"channel", "stream:42"},
+                    {"epoch", "e2"},
+                    {"offset", 0},
+                    {"recovered", false},
+                    {"reason", "epoch_changed"}});
   }
   SECTION("no id: the field is left out") {
     auto text = encode_subscribed(nullptr, "stream:42", stream_position{"e", 5}, false, "");
     auto j = json::parse(text);
     CHECK_FALSE(j.contains("id"));
     CHECK_FALSE(j.contains("reason"));
-    CHECK(j == json{{"op", "subscribed"}, {"channel", "stream:42"}, {"epoch", "e"},
-                    {"offset", 5}, {"recovered", false}});
+    CHECK(j == json{{"op", "subscribed"},
+                    {"channel", "stream:42"},
+                    {"epoch", "e"},
+                    {"offset", 5},
+                    {"recovered", false}});
     CHECK(text.find('\n') == std::string::npos);
   }
   SECTION("offset 2^53-1 is exact") {
     auto j = json::parse(
-        encode_subscribed(1, "stream:42", stream_position{"e", max_client_offset}, false, ""));
+      encode_subscribed(1, "stream:42", stream_position{"e", max_client_offset}, false, ""));
     CHECK(j.at("offset").get<std::uint64_t>() == max_client_offset);
   }
 }
@@ -360,17 +378,21 @@ TEST_CASE("encode_unsubscribed and encode_pong", "[ws][protocol][encoder]") {
 TEST_CASE("encode_error", "[ws][protocol][encoder]") {
   SECTION("with a channel and a message") {
     auto j = json::parse(encode_error(1, errc::invalid_channel, "bad name", "stream:"));
-    CHECK(j == json{{"op", "error"}, {"id", 1}, {"code", "invalid_channel"},
-                    {"message", "bad name"}, {"channel", "stream:"}});
+    CHECK(j == json{{"op", "error"},
+                    {"id", 1},
+                    {"code", "invalid_channel"},
+                    {"message", "bad name"},
+                    {"channel", "stream:"}});
   }
   SECTION("default message, no channel, no id") {
     auto j = json::parse(encode_error(nullptr, errc::invalid_json, ""));
-    CHECK(j == json{{"op", "error"}, {"code", "invalid_json"},
+    CHECK(j == json{{"op", "error"},
+                    {"code", "invalid_json"},
                     {"message", std::string(info(errc::invalid_json).message)}});
   }
   SECTION("text that needs escaping stays valid JSON") {
-    auto text = encode_error("i\"d", errc::invalid_request, "quote \" newline \n bad \xff",
-                             "stream:\"x\"\n");
+    auto text =
+      encode_error("i\"d", errc::invalid_request, "quote \" newline \n bad \xff", "stream:\"x\"\n");
     CHECK(text.find('\n') == std::string::npos);
     auto j = json::parse(text);
     CHECK(j.at("id") == "i\"d");
@@ -380,8 +402,9 @@ TEST_CASE("encode_error", "[ws][protocol][encoder]") {
 }
 
 TEST_CASE("encode_publication inserts data verbatim", "[ws][protocol][encoder]") {
-  CHECK(encode_publication("stream:42", 17, "withdrawn", R"({"amount":"12.5000000"})") ==
-        R"({"op":"publication","channel":"stream:42","offset":17,"event":"withdrawn","data":{"amount":"12.5000000"}})");
+  CHECK(
+    encode_publication("stream:42", 17, "withdrawn", R"({"amount":"12.5000000"})") ==
+    R"({"op":"publication","channel":"stream:42","offset":17,"event":"withdrawn","data":{"amount":"12.5000000"}})");
   CHECK(encode_publication("stream:1", 0, "e", "null") ==
         R"({"op":"publication","channel":"stream:1","offset":0,"event":"e","data":null})");
 
@@ -417,9 +440,12 @@ TEST_CASE("connect and refresh carry a token string", "[ws][protocol][auth]") {
   refused_with(R"({"op":"connect","token":null})", errc::invalid_request);
 }
 
-TEST_CASE("a command that names a key twice is refused with invalid_json", "[ws][protocol][bad-input]") {
+TEST_CASE("a command that names a key twice is refused with invalid_json",
+          "[ws][protocol][bad-input]") {
   refused_with(R"({"op":"ping","op":"subscribe","channel":"stream:1"})", errc::invalid_json);
-  refused_with(R"({"op":"subscribe","channel":"stream:1","channel":"stream:2"})", errc::invalid_json);
-  refused_with(R"({"op":"subscribe","channel":"stream:1","since":{"epoch":"e","offset":1,"offset":2}})",
+  refused_with(R"({"op":"subscribe","channel":"stream:1","channel":"stream:2"})",
                errc::invalid_json);
+  refused_with(
+    R"({"op":"subscribe","channel":"stream:1","since":{"epoch":"e","offset":1,"offset":2}})",
+    errc::invalid_json);
 }
