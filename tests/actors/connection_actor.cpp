@@ -43,9 +43,11 @@ struct fixture : test::actor_fixture {
   caf::actor sse_conn(std::vector<std::string> channels,
                       std::vector<net::sse::cursor_entry> cursor = {}) {
     sink->use(net::metrics::transport::sse);
-    auto a =
-      sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg,
-                connection_options{transport::sse, 64}, std::move(channels), std::move(cursor));
+    connection_options opts;
+    opts.kind = transport::sse;
+    opts.max_channels = 64;
+    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
+                       std::move(channels), std::move(cursor));
     spawned.push_back(a);
     sched.run();
     return a;
