@@ -35,7 +35,9 @@ struct fixture : test::actor_fixture {
   }
 
   caf::actor ws_conn(std::size_t max_channels = 64, std::size_t max_subscribe_attempts = 0) {
-    connection_options opts{transport::ws, max_channels};
+    connection_options opts;
+    opts.kind = transport::ws;
+    opts.max_channels = max_channels;
     opts.max_subscribe_attempts = max_subscribe_attempts;
     return ws_conn(opts);
   }
@@ -59,7 +61,10 @@ struct fixture : test::actor_fixture {
   }
 
   void publish(std::vector<std::string> channels, std::string event = "withdrawn") {
-    net::http::publish_request req{std::move(channels), std::move(event), R"({"x":1})"};
+    net::http::publish_request req;
+    req.channels = std::move(channels);
+    req.event = std::move(event);
+    req.data = R"({"x":1})";
     caf::anon_send(reg, publish_atom_v, std::make_shared<publish_ticket>(std::move(req), nullptr));
     sched.run();
   }
