@@ -53,7 +53,8 @@ struct connection_options {
   net::auth::principal who;
   /// --max-subscribe-attempts: WS subscribe commands (accepted or refused) in
   /// the connection's life; the next one gets `too_many_subscribes` and the
-  /// connection is closed with 1008. 0: unlimited.
+  /// connection is closed with 1008. 0: unlimited (the actor tests' default;
+  /// the server always sets it from --max-subscribe-attempts).
   std::size_t max_subscribe_attempts = 0;
   /// WebSocket: the command layer (Herald's or Centrifugo's).
   net::ws::dialect dialect = net::ws::dialect::herald;

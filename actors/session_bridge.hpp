@@ -1,5 +1,5 @@
 // session_bridge: implements net::session_events by sending each event to a
-// connection actor. Owned by the session; called on the session's strand.
+// connection actor. Owned by the session; called on the session's shard thread.
 // After on_closed it drops its actor handle, which breaks the
 // session -> bridge -> actor -> session ownership cycle.
 #pragma once

@@ -79,9 +79,9 @@ std::size_t redis_wait_replicas() noexcept {
 //   description says what the option does and never restates its default.
 // - tests/app/options.cpp checks that every option's default is rendered
 //   from that one value in all three outputs, that no description restates
-//   it, and that the lower structs' defaults equal the table's, including
-//   those of structs that state the same default again (net::redis's
-//   script_settings and cluster_client::options, actors::connection_options).
+//   it, and that the lower structs' defaults equal the table's (structs that
+//   share a default take it from one constant: net/wire/history_bounds.hpp,
+//   net/redis/backend.hpp, net::session_options).
 config::config() {
   opt_group{custom_options_, "global"}
     .add(host, "host", "address to listen on")

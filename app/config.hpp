@@ -1,10 +1,10 @@
 // config: every option of the server, in one struct.
 //
-// Options are read, lowest precedence first, from: the defaults below, the
-// environment (`PORT`), a config file (INI: `caf-application.ini` in the
-// working directory or `--config-file=PATH`; options of this struct go under
-// `[global]`, CAF's under `[scheduler]` etc.), and the command line
-// (`--name=value`). CAF's scheduler settings (`scheduler.policy`,
+// The option table (config::config() in app/config.cpp) binds each member to
+// its name, help and checks; app/options.hpp reads the values, highest
+// precedence first, from the command line (`--name=value`), the environment
+// (`HERALD_*`), a config file (CAF's INI: `[global]`, `[scheduler]`, ...),
+// and the defaults below. CAF's scheduler settings (`scheduler.policy`,
 // `scheduler.max-threads`, `scheduler.max-throughput`) are tuning knobs set
 // the same way. Durations are whole seconds; sizes are bytes.
 #pragma once
@@ -73,7 +73,8 @@ struct config : caf::actor_system_config {
   std::size_t ws_message_timeout = defaults::seconds(defaults::session().ws_message_timeout);
 
   // -- history ---------------------------------------------------------------
-  // Defaults: actors::history_options (actors/channel_actor.hpp).
+  // Defaults: actors::history_options (actors/channel_actor.hpp), which takes
+  // them from net/wire/history_bounds.hpp.
   /// publications kept per channel
   std::size_t history_size = defaults::history().size;
   /// seconds a publication stays recoverable
@@ -116,7 +117,8 @@ struct config : caf::actor_system_config {
   /// redis://[:password@]host:port[/db], or redis+cluster://h1:p1,h2:p2 for a
   /// Redis Cluster (its seed nodes); empty: in-process; env REDIS_URL
   std::string redis_url;
-  // Defaults: net::redis::client::options.
+  // Defaults: net::redis::client::options (prefix from script_settings,
+  // command timeout and wait-replicas from net/redis/backend.hpp).
   std::string redis_prefix = defaults::redis_prefix(); ///< namespace of every Redis key and channel
   /// command connections (publish, sync)
   std::size_t redis_pool_size = defaults::redis_pool_size();

@@ -1,5 +1,5 @@
 // herald_service: net::service backed by the actor system. Created by
-// server; called on session strands. Publishes by handing a publish ticket
+// server; called on the sessions' shard threads. Publishes by handing a publish ticket
 // to the channel registry; opens connections by spawning a connection actor
 // per session and wiring the session to it through a session bridge. Keeps a
 // table of open connections for /healthz and for shutdown.

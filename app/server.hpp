@@ -1,4 +1,4 @@
-// server: owns the io_context, the actor system and everything wired between
+// server: owns the I/O shards, the actor system and everything wired between
 // them; runs until SIGINT or SIGTERM, then shuts down in order (stop
 // accepting, close connections, stop actors, join threads).
 #pragma once

@@ -2,7 +2,7 @@
 //
 // net/ parses and validates requests; the implementation (app/, backed by
 // actors) publishes and creates connection actors. Methods are called on a
-// session's strand and must return at once.
+// session's I/O shard thread and must return at once.
 #pragma once
 
 #include "net/wire/errors.hpp"
@@ -85,7 +85,7 @@ public:
   /// An HTTP request was refused with `code` (for logs; the answer is sent
   /// already). `message` is the server's text, never the request target, so
   /// no query string (which may carry `token=`) reaches the log. `peer` is
-  /// "address:port". Called on the session's strand; must return at once.
+  /// "address:port". Called on the session's shard thread; must return at once.
   virtual void request_refused(errc code, std::string_view message, std::string_view peer) {}
 
   /// True once shutdown began: new requests (on new or kept-alive

@@ -1,6 +1,6 @@
 // session_events: the inbound seam between sessions and actors.
 //
-// A session calls these on its strand; the implementation
+// A session calls these on its I/O shard thread; the implementation
 // (actors/session_bridge) turns each call into a message to the connection
 // actor, so every call returns at once.
 #pragma once

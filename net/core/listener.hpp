@@ -1,8 +1,8 @@
 // listener: accepts TCP connections on the next I/O shard in round robin
 // (net/core/io_shard.hpp) and hands each to `on_connection` (app/server
 // starts an http_session there: net/core knows no protocol); the connection
-// lives on that shard's thread for its life. Created by app/server; runs on the io_context threads until
-// stop(). Accept errors (for example EMFILE at the file limit) are logged by
+// lives on that shard's thread for its life. Created by app/server; accepts
+// on shard 0 until stop(). Accept errors (for example EMFILE at the file limit) are logged by
 // the caller's callback and retried after a short pause; they never stop it.
 // A client address already holding --max-connections-per-ip connections gets
 // 429 too_many_connections and is closed (net/core/connection_limit.hpp).
@@ -24,8 +24,8 @@ public:
   /// shard 0 and spreads connections over `shards`. Throws
   /// boost::system::system_error when the address cannot be bound (start-up
   /// only).
-  /// `on_connection` is called on the accepted socket's shard thread with the
-  /// socket and its per-address slot (released when the last copy is gone:
+  /// `on_connection` is called on the acceptor's strand (shard 0) with the
+  /// socket, already bound to its shard's executor, and its per-address slot (released when the last copy is gone:
   /// keep it for the connection's life).
   using connection_handler = std::function<void(tcp::socket socket, std::shared_ptr<void> slot)>;
   listener(io_shards& shards, tcp::endpoint endpoint, const session_options& opts,

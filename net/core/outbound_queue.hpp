@@ -1,6 +1,6 @@
 // outbound_queue: a connection's bounded queue of frames waiting for the
 // socket, with high/low-water mark accounting. Pure (no Asio): the sessions
-// own one each and run it on their strand; tests drive it directly.
+// own one each and run it on their shard thread; tests drive it directly.
 //
 // Items are (prefix, shared frame) pairs so that a per-connection SSE id line
 // can precede a frame shared by every subscriber without copying the frame.

@@ -55,7 +55,7 @@ http_session::http_session(tcp::socket socket, const session_options& opts, serv
     header_timer_(stream_.get_executor()) {}
 
 void http_session::run() {
-  // Start on the connection's own strand (the caller runs on the acceptor's).
+  // Start on the connection's shard (the caller runs on the acceptor's strand).
   asio::dispatch(stream_.get_executor(), [self = shared_from_this()] { self->do_read(); });
 }
 

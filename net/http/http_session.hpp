@@ -1,9 +1,10 @@
 // http_session: one HTTP/1.1 connection before it becomes a stream. Created
-// by the listener for every accepted socket. Reads requests (head at most
+// for every accepted socket by the listener's callback (app/server). Reads
+// requests (head at most
 // --max-header-bytes, body at most --max-publish-bytes, whole request within
 // --request-timeout), answers the plain routes itself (keep-alive), and on
 // GET /v1/sse or a WebSocket upgrade on /v1/ws hands its socket to an
-// sse_session or ws_session and ends. Runs on the socket's strand.
+// sse_session or ws_session and ends. Runs on its socket's I/O shard thread.
 // Routes and error bodies: docs/protocol.md.
 #pragma once
 
@@ -36,7 +37,7 @@ public:
   http_session(tcp::socket socket, const session_options& opts, service& svc,
                const static_pages& pages, std::shared_ptr<void> slot = {});
 
-  /// Starts reading the first request. Call once, on the strand.
+  /// Starts reading the first request. Call once, from any thread: it moves to the socket's shard.
   void run();
 
 private:
@@ -54,7 +55,7 @@ private:
   void handle_channel(request& req, const std::string& channel);
   /// A Centrifugo API error: `status` with `{"error":{"code":N,"message":..}}`.
   void send_api_error(errc code, std::string_view message, bool keep_alive, unsigned version);
-  /// Sends `status` and `body` from any thread (posted to the session's strand).
+  /// Sends `status` and `body` from any thread (posted to the session's shard).
   void reply_later(unsigned status, std::string body, bool keep_alive, unsigned version);
   void handle_sse(request& req);
   void send_error(errc code, std::string_view message, bool keep_alive, unsigned version);

@@ -19,7 +19,7 @@
 // The same session speaks Centrifugo's client protocol on
 // /connection/websocket (dialect::centrifugo, docs/centrifugo.md): the
 // connection actor parses its commands; the session writes Centrifugo
-// publication pushes (encoded once per publication, net/centrifugo), adds a
+// publication pushes (encoded once per publication, net/wire/centrifugo), adds a
 // `{}` text ping to each heartbeat, and maps Herald's close codes to
 // Centrifugo's (centrifugo::close_for). Limits, heartbeat, backpressure and
 // metrics are the same for both.

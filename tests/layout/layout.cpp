@@ -2,9 +2,12 @@
 // every C++ source and CMakeLists.txt of the libraries and checks
 //  - no include cycle between files, anywhere in the project;
 //  - each library folder includes only from the folders its layer may use
-//    (the table below, the same as net/CMakeLists.txt's diagram), and every
-//    folder holding sources is in the table (a new folder must say its layer);
-//  - each library's CMakeLists.txt links only herald:: targets of those folders.
+//    (the table below; net/README.md draws it), and every folder holding
+//    sources is in the table (a new folder must say its layer);
+//  - no CAF anywhere in net/, and nothing but the standard library and
+//    nlohmann/json in net/wire;
+//  - each library's CMakeLists.txt (and loadtest's) links only herald::
+//    targets of the folders its layer may use.
 // The sources are read from HERALD_SOURCE_DIR; nothing is compiled.
 #include <catch2/catch.hpp>
 
@@ -201,8 +204,7 @@ TEST_CASE("layout: each library includes only from the layers below it", "[layou
   CHECK(unknown.empty());
 }
 
-TEST_CASE("layout: the layer table has no cycle and matches net/CMakeLists.txt's order",
-          "[layout]") {
+TEST_CASE("layout: no two folders of the layer table may use each other", "[layout]") {
   // A folder may use a folder only when that one does not use it back.
   for (const auto& [lib, allowed] : rules())
     for (const auto& other : allowed) {
@@ -217,14 +219,16 @@ TEST_CASE("layout: each library's CMake target links only its layer's targets", 
   static const std::regex target(R"(herald::[a-z_]+)");
   std::vector<std::string> wrong;
   std::size_t checked = 0;
-  for (const auto& [name, folder] : target_folder) {
+  // (folder, its target's name): every library, and loadtest's.
+  std::vector<std::pair<std::string, std::string>> targets;
+  for (const auto& [name, folder] : target_folder)
+    targets.emplace_back(folder, "herald_" + name.substr(8));
+  targets.emplace_back("loadtest", "herald_loadtest_lib");
+  for (const auto& [folder, own] : targets) {
     auto file = root / folder / "CMakeLists.txt";
-    if (folder == "net")
-      file = root / "net" / "CMakeLists.txt";
     REQUIRE(fs::exists(file));
     // Only the target_link_libraries() calls of this folder's own target.
     auto text = read(file);
-    auto own = "herald_" + name.substr(8);
     std::regex call("target_link_libraries\\(" + own + "\\b([^)]*)\\)");
     for (auto it = std::sregex_iterator(text.begin(), text.end(), call);
          it != std::sregex_iterator(); ++it) {
@@ -240,8 +244,35 @@ TEST_CASE("layout: each library's CMake target links only its layer's targets", 
       }
     }
   }
+  CHECK(checked > 10);
   for (const auto& w : wrong)
     UNSCOPED_INFO(w);
-  CHECK(checked > 10);
+  CHECK(wrong.empty());
+}
+
+TEST_CASE("layout: no CAF in net/; only the standard library and nlohmann/json in net/wire",
+          "[layout]") {
+  static const std::regex system_include(R"re(^\s*#\s*include\s*<([^>]+)>)re");
+  std::vector<std::string> wrong;
+  for (const auto& f : project().files) {
+    if (f.rfind("net/", 0) != 0)
+      continue;
+    bool wire = f.rfind("net/wire/", 0) == 0;
+    std::istringstream lines(read(root / f));
+    std::string line;
+    std::smatch m;
+    while (std::getline(lines, line)) {
+      if (!std::regex_search(line, m, system_include))
+        continue;
+      std::string h = m[1];
+      bool caf = h.rfind("caf/", 0) == 0;
+      // The standard library's headers have no '/' and no ".h"; nlohmann/json is allowed.
+      bool foreign = h.find('/') != std::string::npos || h.find(".h") != std::string::npos;
+      if (caf || (wire && foreign && h.rfind("nlohmann/", 0) != 0))
+        wrong.push_back(f + " includes <" + h + ">");
+    }
+  }
+  for (const auto& w : wrong)
+    UNSCOPED_INFO(w);
   CHECK(wrong.empty());
 }
