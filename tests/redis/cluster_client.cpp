@@ -29,6 +29,7 @@ using herald::net::redis::envelope;
 using herald::net::redis::key_slot;
 using herald::net::redis::keys_for;
 using herald::net::redis::parse_envelope;
+using herald::test::error_count;
 using herald::test::io_fixture;
 using herald::test::link_events;
 using herald::test::numsub;
@@ -242,22 +243,17 @@ TEST_CASE_METHOD(
   REQUIRE(publish(f, *client, ch, 2) == 2);
   CHECK(client->redirects() == 0);
 
-  auto moved_errors = [](redis_server& n) {
-    auto info = n.command({"INFO", "errorstats"}).str;
-    auto at = info.find("errorstat_MOVED:count=");
-    return at == std::string::npos ? 0L : std::stol(info.substr(at + 22));
-  };
   cl.node(0).command({"CONFIG", "RESETSTAT"});
   cl.migrate(key_slot(keys_for("herald:", ch).pubsub), 0, 1);
 
   // Stored on the new owner with the history that moved: offset 3, not 1.
   REQUIRE(publish(f, *client, ch, 3) == 3);
   CHECK(client->redirects() == 1);
-  CHECK(moved_errors(cl.node(0)) == 1);
+  CHECK(error_count(cl.node(0), "MOVED") == 1);
   auto len = cl.node(1).command({"XLEN", keys_for("herald:", ch).history});
   CHECK(len.number == 3);
   // The MOVED refreshed the map: the next one goes straight to node 1.
   REQUIRE(publish(f, *client, ch, 4) == 4);
   CHECK(client->redirects() == 1);
-  CHECK(moved_errors(cl.node(0)) == 1);
+  CHECK(error_count(cl.node(0), "MOVED") == 1);
 }
