@@ -7,7 +7,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 
-import { awaitBackgroundStops, publish, publishOk, sleep, sseReady, suiteHerald } from "./lib/herald.mjs";
+import { awaitBackgroundStops, channelOfEvent, publish, publishOk, sleep, sseReady, suiteHerald } from "./lib/herald.mjs";
 import { wsConnect, wsSubscribe, publicationsOf } from "./lib/ws.mjs";
 
 const TEST_TIMEOUT = 20_000;
@@ -34,12 +34,27 @@ describe("idempotent publishing (in-process)", () => {
     const other = await publishOk(h.url, { ...body, data: { amount: "2" } }, { headers: { "Idempotency-Key": "another" } });
     for (const c of channels) assert.equal(other[c], first.json.offsets[c] + 1, "a new key is a new publication");
     await ws.inbox.until(() => channels.every((c) => publicationsOf(ws, c).length >= 2), { what: "2 per channel" });
+    // The SSE connection is another connection: nothing says it is as far as
+    // the WebSocket one, so wait for its deliveries too.
+    await sse.events.until((items) => items.slice(sse.mark).filter((e) => e.event === "withdrawn").length >= 4, {
+      what: "4 SSE events (2 per channel)",
+    });
     await sleep(200);
     for (const c of channels) {
       assert.deepEqual(publicationsOf(ws, c).map((p) => p.data.amount), ["1.5", "2"], `${c}: once each`);
     }
     const events = sse.events.items.slice(sse.mark).filter((e) => e.event === "withdrawn");
     assert.equal(events.length, 4, JSON.stringify(events));
+    // Per channel, in offset order; between the channels in any order (docs/protocol.md).
+    const perChannel = Object.fromEntries(channels.map((c) => [c, []]));
+    let prevId = sse.events.items[sse.mark - 1].id;
+    for (const e of sse.events.items.slice(sse.mark)) {
+      const ch = channelOfEvent(prevId, e.id, channels);
+      assert.ok(ch, `event id ${e.id} advances exactly one channel from ${prevId}`);
+      perChannel[ch].push(JSON.parse(e.data).amount);
+      prevId = e.id;
+    }
+    for (const c of channels) assert.deepEqual(perChannel[c], ["1.5", "2"], `SSE ${c}: once each`);
     await sse.close();
     await ws.close();
   });

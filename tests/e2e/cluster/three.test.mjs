@@ -2,9 +2,11 @@
 // (REDIS_URL in the environment). On each instance one SSE (curl) and one
 // WebSocket (`ws`) subscriber to `stream:c1` and a `user:` channel; 30
 // publications round robin across the instances, some naming both channels.
-// Every client receives every publication once, in the same order, offsets
-// contiguous from 1. Also /healthz, /readyz, and that an instance SUBSCRIBEs in
-// Redis only to channels it has subscribers for. See docs/cluster.md.
+// Every client receives every publication once, each channel's in the same
+// order, offsets contiguous from 1 (between the two channels cluster mode
+// promises no order: each channel is compared on its own). Also /healthz,
+// /readyz, and that an instance SUBSCRIBEs in Redis only to channels it has
+// subscribers for. See docs/cluster.md.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
