@@ -11,7 +11,7 @@ import http from "node:http";
 import { describe, test } from "node:test";
 
 import { SseParser, getJson, publishOk } from "../lib/herald.mjs";
-import { numsub, sleep, suiteCluster, waitUntil } from "./lib.mjs";
+import { numsub, suiteCluster, waitUntil } from "./lib.mjs";
 
 const LB = "stream:lb";
 const CLIENTS = 1000;
@@ -104,13 +104,18 @@ describe("1,000 SSE clients through HAProxy", { timeout: 80_000 }, () => {
     t.diagnostic(`opened ${CLIENTS} SSE clients in ${openMs} ms; connections per instance ${shares.join("/")}`);
     for (const [i, n] of shares.entries()) assert.ok(n > 200, `instance ${i} has ${n} connections (${shares})`);
 
-    // Every instance watches the channel; the SSE subscriptions are registered
-    // just after their response heads: give them a moment.
+    // Every instance watches the channel, and every stream is subscribed: its
+    // first event, herald.cursor, comes once the channel answered (docs/protocol.md).
     await waitUntil(async () => (await numsub(redis.port, `herald:{${LB}}:pub`)) === 3, {
       timeoutMs: 5000,
       what: "3 instances watching stream:lb",
     });
-    await sleep(1000);
+    await waitUntil(() => clients.every((c) => c.ended || c.events.some((e) => e.event === "herald.cursor")), {
+      timeoutMs: 10_000,
+      what: "a herald.cursor event at every client",
+    }).catch((err) => {
+      throw new Error(`${err.message}: ${clients.filter((c) => !c.events.length).length} of ${CLIENTS} have none`);
+    });
     assert.ok(clients.every((c) => !c.ended), "a client was cut off");
 
     const sentAt = Date.now();

@@ -44,10 +44,15 @@ function sseClient(name, startIndex) {
       onEvent: (e) => {
         if (e.event === "herald.shutdown") c.shutdownEvents++;
         if (e.event === "herald.gap") c.gaps.push(e.data);
+        // Like EventSource: every id is the cursor to resume from, the first
+        // one (herald.cursor) included; it also says the stream is subscribed.
+        if (e.id) {
+          c.lastId = e.id;
+          c.positioned = true;
+        }
         if (e.event !== "rr") return;
         const d = JSON.parse(e.data);
         c.got[d.ch].push(cursorPosition(e.id, d.ch).offset);
-        c.lastId = e.id;
       },
     });
     const again = () => {
@@ -147,11 +152,12 @@ describe("rolling restart of three instances under steady publishing", { timeout
     }
     // Subscribed everywhere before the first publication: every client must
     // then see offsets 1..N of every channel.
-    await waitUntil(() => clients.every((c) => (c.kind === "ws" ? Object.keys(c.pos).length === 3 : c.connected)), {
+    // A WebSocket client is subscribed once each `subscribed` reply came, an
+    // SSE one once its first event (herald.cursor) carried a cursor.
+    await waitUntil(() => clients.every((c) => (c.kind === "ws" ? Object.keys(c.pos).length === 3 : c.positioned)), {
       timeoutMs: 10_000,
-      what: "clients connected",
+      what: "clients subscribed",
     });
-    await sleep(500); // SSE subscriptions are answered asynchronously
 
     // Steady publishing, round robin over channels and live instances; a
     // publish refused by a stopping instance (503) or a refused connection
