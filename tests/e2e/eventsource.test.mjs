@@ -271,8 +271,10 @@ describe("eventsource package: a cursor from the first byte", () => {
     es.onopen = () => log.push(`open at ${Date.now()}`);
     try {
       // The subscription is answered: the stream says where it starts.
-      await waitUntil(() => /(^|\n)id: /.test(proxy.downstream()), { timeoutMs: 3000, what: "an id line" }).catch(() => {});
-      await sleep(100);
+      await waitUntil(() => /(^|\n)id: /.test(proxy.downstream()), { timeoutMs: 5000, what: "an id line" }).catch((err) => {
+        throw new Error(`${err.message}; the stream so far: ${JSON.stringify(proxy.downstream())}`);
+      });
+      await sleep(100); // the bytes passed the proxy; EventSource parses them on its next turn
       assert.equal(inbox.items.length, 0, "herald.cursor reaches no listener here: it only sets the cursor");
       const cutAt = Date.now();
       proxy.cut(); // the client reconnects after `retry: 2000`

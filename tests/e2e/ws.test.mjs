@@ -178,7 +178,13 @@ describe("WebSocket protocol", () => {
         c.send({ op: "unsubscribe", id: "b", channel });
         c.send({ op: "subscribe", id: "c", channel, since: { epoch: sub.epoch, offset: 2 } });
         await c.inbox.until((items) => items.some((m) => m.id === "c"), { what: "the reply to c" });
-        await sleep(100);
+        // The replay ends at offset 10; a wrong one (wrong start, gap) is
+        // reported below with what came. Then a moment for anything extra.
+        const after = (items) => items.slice(items.findIndex((m) => m.id === "c") + 1);
+        await c.inbox
+          .until((items) => after(items).some((m) => m.op === "publication" && m.offset === 10), { timeoutMs: 3000, what: "offset 10 after c" })
+          .catch(() => {});
+        await sleep(50);
         const items = c.inbox.items;
         const afterC = items.slice(items.findIndex((m) => m.id === "c") + 1);
         const got = afterC.map((m) => (m.op === "publication" ? m.offset : m.op));
