@@ -153,7 +153,8 @@ describe("WebSocket framing", () => {
     // 7-bit, 16-bit and 64-bit payload lengths (RFC 6455 section 5.2).
     const sizes = [10, 200, 30_000, 100_000, 5];
     for (const n of sizes) await publishOk(h.url, { channels: [channel], event: "big", data: { s: "x".repeat(n) } });
-    for (let i = 0; i < 200; i++) publishOk(h.url, { channels: [channel], event: "burst", data: { i } });
+    // 200 publishes in flight at once; a refused one fails here, by name.
+    await Promise.all(Array.from({ length: 200 }, (_, i) => publishOk(h.url, { channels: [channel], event: "burst", data: { i } })));
     for (const c of clients) {
       const pubs = await c.inbox.until(
         (items) => {
