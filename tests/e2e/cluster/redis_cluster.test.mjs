@@ -212,8 +212,18 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
       const line = (await redisCli(n.port, "INFO", section)).find((l) => l.startsWith(`${name}:`));
       return line ? Number(new RegExp(`${field}=(\\d+)`).exec(line)[1]) : 0;
     };
+    // ... and Herald counts the ones it followed (herald_redis_redirects_total, every instance).
+    const followedRedirects = async () => {
+      const sum = { moved: 0, ask: 0 };
+      for (const h of hs) {
+        const text = (await getJson(h.url, "/metrics")).text;
+        for (const kind of ["moved", "ask"]) sum[kind] += Number(new RegExp(`^herald_redis_redirects_total\\{kind="${kind}"\\} (\\d+)$`, "m").exec(text)[1]);
+      }
+      return sum;
+    };
     await redisCli(from.port, "CONFIG", "RESETSTAT");
     await redisCli(to.port, "CONFIG", "RESETSTAT");
+    const followedBefore = await followedRedirects();
     const acked = [];
     const failed = [];
     let stop = false;
@@ -263,7 +273,7 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
       assert.deepEqual(list.map((x) => x.data?.seq), acked, `${c.name}: every publication once, in order`);
       for (let j = 1; j < list.length; j++) assert.equal(list[j].offset, list[j - 1].offset + 1, `${c.name}: offsets`);
     }
-    // Herald was told ASK during the migration and MOVED after it, and followed both.
+    // Herald was told ASK during the migration (and maybe MOVED after it).
     const redirects = {
       ask: await stat(from, "errorstats", "errorstat_ASK", "count"),
       asking: await stat(to, "commandstats", "cmdstat_asking", "calls"),
@@ -279,12 +289,15 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     // was stored and delivered; redis.cluster_client covers MOVED itself.
     if (redirects.moved === 0) console.log("slot migration: Herald's map named the new owner before any command met the old one (no MOVED)");
     // ... and counted them in /metrics.
-    const followed = { moved: 0, ask: 0 };
-    for (const h of hs) {
-      const text = (await getJson(h.url, "/metrics")).text;
-      for (const kind of ["moved", "ask"]) followed[kind] += Number(new RegExp(`^herald_redis_redirects_total\\{kind="${kind}"\\} (\\d+)$`, "m").exec(text)[1]);
-    }
-    assert.ok(followed.ask >= redirects.ask && followed.moved >= Math.min(redirects.moved, 1), JSON.stringify({ followed, redirects }));
+    const followed = await followedRedirects();
+    for (const kind of ["moved", "ask"]) followed[kind] -= followedBefore[kind];
+    // Every ASK answered a publish, and Herald followed each. MOVED counts are
+    // not equal: Redis also answers MOVED to a shard SSUBSCRIBE of a
+    // channel Herald already placed on the new owner (the map refresh after
+    // sunsubscribe came first), which is nothing to follow (seen on CI:
+    // Redis 3 MOVED, Herald 0). Herald never follows more than Redis answered.
+    assert.ok(followed.ask >= redirects.ask, JSON.stringify({ followed, redirects }));
+    assert.ok(followed.moved <= redirects.moved, JSON.stringify({ followed, redirects }));
     // The keys live on the new owner only.
     assert.equal((await redisCli(to.port, "EXISTS", `herald:{${ch}}:meta`))[0], "1");
     assert.equal((await redisCli(from.port, "CLUSTER", "COUNTKEYSINSLOT", slot))[0], "0");
