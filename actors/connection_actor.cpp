@@ -121,6 +121,9 @@ void send_subscribe(connection_pointer self, const std::string& channel,
   self->send(st.registry, subscribe_atom_v,
              subscribe_request{channel, caf::actor_cast<caf::actor>(self), std::move(since),
                                s.request, st.sink});
+  if (st.options.kind == transport::ws && st.options.subscribe_timeout.count() > 0)
+    self->delayed_send(self, st.options.subscribe_timeout, subscribe_timeout_atom_v, channel,
+                       s.request);
 }
 
 void close_client(connection_pointer self, net::close_request req) {
@@ -181,6 +184,24 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
                             {}});
     },
     [self](closed_atom, std::uint8_t) { self->quit(); },
+    [self](subscribe_timeout_atom, const std::string& channel, std::uint64_t request) {
+      // Still unanswered (cluster mode: Redis unreachable or slow): the client
+      // gets an error it can retry on, instead of silence. If the channel
+      // answers later, on_subscribed finds no entry and leaves it.
+      auto& st = self->state;
+      auto it = st.subs.find(channel);
+      if (st.closing || it == st.subs.end() || it->second.active ||
+          it->second.request != request)
+        return;
+      if (it->second.channel) // a renewal: the channel still lists the old subscribe
+        self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
+      st.subs.erase(it);
+      const auto ms =
+        std::chrono::duration_cast<std::chrono::milliseconds>(st.options.subscribe_timeout);
+      st.sink->give_up(channel, request,
+                       "the channel did not answer within " + std::to_string(ms.count()) +
+                         " ms (Redis unreachable?); subscribe again");
+    },
     [self](auth_wait_atom) { auth_on_wait_over(self); },
     [self](expiring_atom, std::uint64_t gen) { auth_on_expiring(self, gen); },
     [self](expire_atom, std::uint64_t gen) { auth_on_expired(self, gen); },

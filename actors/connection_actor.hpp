@@ -63,6 +63,12 @@ struct connection_options {
   std::chrono::milliseconds ping_interval = net::session_options{}.ws_ping_interval;
   /// Centrifugo: the `version` of connect and refresh replies.
   std::string server_version = "herald";
+  /// WebSocket: a subscribe its channel has not answered within this long is
+  /// answered `unavailable` (Centrifugo: 100, temporary) and dropped; the
+  /// client may subscribe again. Cluster mode only (a channel waits for Redis
+  /// before it answers; the server sets twice --redis-command-timeout-ms);
+  /// zero: wait as long as it takes (in-process channels answer at once).
+  caf::timespan subscribe_timeout{0};
 };
 
 /// One (connection, channel) pair, as the control plane sees it.

@@ -39,7 +39,8 @@
 //                            | (writable_atom, bool, std::string reason) a write's outcome
 //   gateway    -> self:      (write_probe_atom)  while Redis refuses writes, every second
 // Authentication (docs/auth.md):
-//   connection -> self:      (auth_wait_atom) | (expiring_atom, std::uint64_t generation)
+//   connection -> self:      (subscribe_timeout_atom, std::string channel, std::uint64_t request)
+//                            | (auth_wait_atom) | (expiring_atom, std::uint64_t generation)
 //                            | (expire_atom, std::uint64_t generation)
 #pragma once
 
@@ -80,6 +81,7 @@ CAF_ADD_ATOM(herald, herald::actors, writable_atom, "writable")
 CAF_ADD_ATOM(herald, herald::actors, write_probe_atom, "wprobe")
 // Authentication timers of a connection (actors/connection_auth).
 CAF_ADD_ATOM(herald, herald::actors, auth_wait_atom, "authwait")
+CAF_ADD_ATOM(herald, herald::actors, subscribe_timeout_atom, "subtimeout")
 CAF_ADD_ATOM(herald, herald::actors, expiring_atom, "expiring")
 CAF_ADD_ATOM(herald, herald::actors, expire_atom, "expire")
 // Channel position and history queries (GET /v1/channels/{name}, /api/history).

@@ -30,7 +30,12 @@ herald_service::herald_service(caf::actor_system& sys, caf::actor registry, caf:
     max_channels_(cfg.max_channels_per_client),
     auth_(cfg.auth),
     max_subscribe_attempts_(cfg.max_subscribe_attempts),
-    ws_ping_interval_(std::chrono::seconds(cfg.ws_ping_interval)) {}
+    ws_ping_interval_(std::chrono::seconds(cfg.ws_ping_interval)),
+    // Cluster mode: a channel answers once Redis confirmed its watch and its
+    // sync, two round trips each bounded by --redis-command-timeout-ms.
+    subscribe_timeout_(cfg.redis_url.empty()
+                         ? std::chrono::milliseconds{0}
+                         : std::chrono::milliseconds{2 * cfg.redis_command_timeout_ms}) {}
 
 void herald_service::publish(net::http::publish_request req, publish_done done) {
   net::metrics::publications_received(net::metrics::source::http, req.channels.size());
@@ -112,6 +117,7 @@ void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
   opts.max_subscribe_attempts = max_subscribe_attempts_;
   opts.dialect = session->protocol();
   opts.ping_interval = ws_ping_interval_;
+  opts.subscribe_timeout = subscribe_timeout_;
   opts.server_version = "herald " HERALD_VERSION;
   auto actor =
     sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session), registry_, opts,

@@ -76,6 +76,12 @@ public:
   /// The client left `channel` (subscription_table::forget()).
   /// Thread-safe; ordered with deliver() and close().
   virtual void forget(std::string channel, std::optional<nlohmann::json> unsub_id) = 0;
+
+  /// WebSocket: the subscribe to `channel` numbered `request` got no answer in
+  /// time; it is answered `unavailable` (Centrifugo: 100, temporary) with
+  /// `why`, and a later answer is stale (subscription_table::give_up()).
+  /// Thread-safe; ordered with deliver() and close().
+  virtual void give_up(std::string channel, std::uint64_t request, std::string why) = 0;
 };
 
 } // namespace herald::net

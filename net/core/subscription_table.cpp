@@ -60,6 +60,19 @@ void subscription_table::expect(const std::string& channel, std::uint64_t reques
   e->position = {};
 }
 
+void subscription_table::give_up(const std::string& channel, std::uint64_t request,
+                                 std::string_view why) {
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const entry& e) { return e.channel == channel; });
+  if (it == entries_.end() || it->active || it->request != request || kind_ != transport::ws)
+    return;
+  if (!it->id.is_null())
+    out_.write_message({}, dialect_ == ws::dialect::centrifugo
+                             ? cf::encode_error(cf_id(it->id), cf::error_code::internal, why, true)
+                             : ws::encode_error(it->id, errc::unavailable, why, channel));
+  entries_.erase(it);
+}
+
 void subscription_table::forget(const std::string& channel,
                                 std::optional<nlohmann::json> unsub_id) {
   auto it = std::find_if(entries_.begin(), entries_.end(),

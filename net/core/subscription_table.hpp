@@ -85,6 +85,13 @@ public:
   /// `unsubscribed` reply follows (its id); without it nothing more is written.
   void forget(const std::string& channel, std::optional<nlohmann::json> unsub_id);
 
+  /// WebSocket: the subscribe to `channel` numbered `request` is given up
+  /// (no answer in time): if still pending it is answered with an `error`
+  /// `unavailable` (Centrifugo: code 100 with `"temporary":true`, which the
+  /// SDK retries) carrying `why`, and its entry is dropped, so a later answer
+  /// is stale and the client may subscribe again. Otherwise nothing.
+  void give_up(const std::string& channel, std::uint64_t request, std::string_view why);
+
   /// A channel's answer. Ignored unless it answers the pending request of
   /// its channel (answers to a cancelled or renewed subscribe are stale).
   void on_answer(const subscription_answer& a);

@@ -349,4 +349,84 @@ CAF_TEST(centrifugo a subscribe to a channel the connection has renews it) {
   CAF_CHECK_EQUAL(body(4)["push"]["pub"]["offset"], 2);
 }
 
+// Cluster mode with Redis unreachable: the channel waits for a gateway that
+// never confirms its watch (this one takes watches and says nothing), so it
+// never answers.
+CAF_TEST(ws and centrifugo subscribes the channel never answers get unavailable in time) {
+  auto silent_gateway = sys.spawn([]() -> caf::behavior {
+    return {[](watch_atom, const std::string&, const caf::actor&) {},
+            [](unwatch_atom, const std::string&) {}};
+  });
+  auto cluster_reg = spawn_registry(history_options{16, 60s}, [] { return std::string{}; },
+                                    silent_gateway);
+  auto conn = [&](net::ws::dialect d) {
+    connection_options opts;
+    opts.kind = transport::ws;
+    opts.max_channels = 64;
+    opts.dialect = d;
+    opts.subscribe_timeout = 4s;
+    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), cluster_reg,
+                       opts, std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
+    spawned.push_back(a);
+    sched.run();
+    return a;
+  };
+  auto c = conn(net::ws::dialect::herald);
+  text(c, R"({"op":"subscribe","id":1,"channel":"stream:1"})");
+  advance_time(3s);
+  sched.run();
+  CAF_CHECK_EQUAL(sink->bodies.size(), 0u); // still waiting
+  advance_time(1s);
+  sched.run();
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 1u);
+  auto& err = body(0);
+  CAF_CHECK_EQUAL(err["op"], "error");
+  CAF_CHECK_EQUAL(err["id"], 1);
+  CAF_CHECK_EQUAL(err["code"], "unavailable");
+  CAF_CHECK_EQUAL(err["channel"], "stream:1");
+  // The subscription is gone: the client may subscribe again (not
+  // already_subscribed), and that one waits its own time.
+  text(c, R"({"op":"subscribe","id":2,"channel":"stream:1"})");
+  CAF_CHECK_EQUAL(sink->bodies.size(), 1u);
+  advance_time(4s);
+  sched.run();
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 2u);
+  CAF_CHECK_EQUAL(body(1)["id"], 2);
+  CAF_CHECK_EQUAL(body(1)["code"], "unavailable");
+  CAF_CHECK(!sink->closed);
+
+  sink = std::make_shared<test::recording_sink>();
+  sink->use_centrifugo();
+  auto cf = conn(net::ws::dialect::centrifugo);
+  text(cf, "{\"id\":1,\"connect\":{}}\n{\"id\":2,\"subscribe\":{\"channel\":\"stream:2\"}}");
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 1u); // the connect reply
+  advance_time(4s);
+  sched.run();
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 2u);
+  // Code 100 with temporary: the centrifuge SDK resubscribes with backoff.
+  auto& cf_err = body(1);
+  CAF_CHECK_EQUAL(cf_err["id"], 2);
+  CAF_CHECK_EQUAL(cf_err["error"]["code"], 100);
+  CAF_CHECK_EQUAL(cf_err["error"]["temporary"], true);
+  CAF_CHECK(!sink->closed);
+}
+
+// In-process channels answer at once: a subscribe timeout never fires after
+// the answer, and live publications keep flowing.
+CAF_TEST(a subscribe answered in time is not given up) {
+  connection_options opts;
+  opts.kind = transport::ws;
+  opts.max_channels = 64;
+  opts.subscribe_timeout = 4s;
+  auto c = ws_conn(opts);
+  text(c, R"({"op":"subscribe","id":1,"channel":"stream:9"})");
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 1u);
+  CAF_CHECK_EQUAL(body(0)["op"], "subscribed");
+  advance_time(5s);
+  sched.run();
+  publish({"stream:9"});
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 2u);
+  CAF_CHECK_EQUAL(body(1)["op"], "publication");
+}
+
 CAF_TEST_FIXTURE_SCOPE_END()

@@ -56,6 +56,9 @@ public:
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override {
     table->forget(channel, std::move(unsub_id));
   }
+  void give_up(std::string channel, std::uint64_t request, std::string why) override {
+    table->give_up(channel, request, why);
+  }
   net::shard& home() noexcept override { return shard; }
   void on_answer(const net::subscription_answer& a) override { table->on_answer(a); }
   void on_publication(const net::publication_ptr& p) override { table->on_publication(p); }

@@ -160,7 +160,7 @@ TEST_CASE("docs/protocol.md: WebSocket errors and close codes", "[docs]") {
                                       "invalid_channel", "invalid_since",     "already_subscribed",
                                       "not_subscribed",  "too_many_channels", "unauthorized",
                                       "forbidden",       "rate_limited",      "too_many_subscribes",
-                                      "cancelled"};
+                                      "cancelled",       "unavailable"};
   CHECK(listed == sent);
   for (const auto& code : listed)
     CHECK(info(by_code(code)).code == code);

@@ -232,10 +232,13 @@ std::vector<parsed> parse_commands(std::string_view text) {
   return out;
 }
 
-std::string encode_error(std::uint32_t id, error_code code, std::string_view message) {
-  return dump_compact(reply(id, "error",
-                            {{"code", static_cast<std::uint32_t>(code)},
-                             {"message", message.empty() ? message_of(code) : message}}));
+std::string encode_error(std::uint32_t id, error_code code, std::string_view message,
+                         bool temporary) {
+  json e{{"code", static_cast<std::uint32_t>(code)},
+         {"message", message.empty() ? message_of(code) : message}};
+  if (temporary)
+    e["temporary"] = true;
+  return dump_compact(reply(id, "error", std::move(e)));
 }
 
 std::string encode_connect(std::uint32_t id, std::string_view client, std::string_view version,

@@ -105,7 +105,10 @@ std::vector<parsed> parse_commands(std::string_view text);
 // -- replies (one JSON object each, `{"id":N,"<method>":{...}}`) -------------
 
 /// `{"id":N,"error":{"code":C,"message":"..."}}`; `message` empty: message_of(code).
-std::string encode_error(std::uint32_t id, error_code code, std::string_view message = {});
+/// @param temporary adds `"temporary":true`: the SDK retries the command
+///        (a subscribe: it resubscribes with backoff) instead of giving up.
+std::string encode_error(std::uint32_t id, error_code code, std::string_view message = {},
+                         bool temporary = false);
 
 /// `{"id":N,"connect":{"client":..,"version":..,"ping":S,"pong":true[,"expires":true,"ttl":T]}}`.
 /// @param ping_seconds the period of the server's `{}` pings (s), 0: none.

@@ -18,7 +18,10 @@
 import assert from "node:assert/strict";
 import { before, describe, test } from "node:test";
 
-import { publish } from "../lib/herald.mjs";
+import { Centrifuge } from "centrifuge";
+import WebSocket from "ws";
+
+import { publish, publishOk, sseCurl } from "../lib/herald.mjs";
 import { wsConnect } from "../lib/ws.mjs";
 import {
   readyz,
@@ -365,3 +368,79 @@ describeOutage("Redis outage, Redis without persistence (history lost on restart
 });
 
 describeOutage("Redis outage, Redis with an fsync-always AOF (history survives)", { persistent: true });
+
+// A subscribe needs Redis (the channel's watch and sync) unless the instance
+// already mirrors the channel. While Redis is down, a WebSocket subscribe is
+// answered within twice --redis-command-timeout-ms: `unavailable` (Herald's
+// protocol) or error 100 with `temporary` (Centrifugo's: the SDK resubscribes
+// by itself). An SSE stream stays open and starts (herald.cursor) once Redis
+// is back. See docs/cluster.md ("Redis outages").
+describe("subscribing while Redis is down", { timeout: 40_000 }, () => {
+  test("WebSocket and Centrifugo subscribes get a retryable error in time; SSE waits, then starts", async () => {
+    let redis = await startRedis();
+    const port = redis.port;
+    const [h] = await startCluster(redis.url, 1, { via: "flag", args: ["--redis-command-timeout-ms=500"] });
+    const closers = [];
+    try {
+      await redis.kill("SIGKILL");
+      await waitUntil(async () => (await readyz(h.url)).status === 503, { timeoutMs: 5000, what: "/readyz 503" });
+
+      const ws = await wsConnect(h.url);
+      closers.push(() => ws.close());
+      const refused = await ws.request({ op: "subscribe", channel: "stream:down-ws" }, { timeoutMs: 5000 });
+      assert.equal(refused.op, "error", JSON.stringify(refused));
+      assert.equal(refused.code, "unavailable");
+      assert.equal(refused.channel, "stream:down-ws");
+      assert.match(refused.message, /did not answer within 1000 ms/);
+
+      // The real SDK: a temporary error, then it subscribes again by itself.
+      const cf = new Centrifuge(`${h.url.replace("http", "ws")}/connection/websocket`, {
+        websocket: WebSocket,
+        minReconnectDelay: 100,
+        maxReconnectDelay: 500,
+        timeout: 3000,
+      });
+      closers.push(() => cf.disconnect());
+      const sub = cf.newSubscription("stream:down-cf", { minResubscribeDelay: 100, maxResubscribeDelay: 500 });
+      const sdk = { errors: [], subscribed: [], pubs: [] };
+      sub.on("error", (ctx) => sdk.errors.push(ctx.error));
+      sub.on("subscribed", (ctx) => sdk.subscribed.push(ctx));
+      sub.on("publication", (ctx) => sdk.pubs.push(ctx.data));
+      sub.subscribe();
+      cf.connect();
+      await waitUntil(() => sdk.errors.length >= 1, { timeoutMs: 5000, what: "a subscribe error at the SDK" });
+      assert.equal(sdk.errors[0].code, 100, JSON.stringify(sdk.errors));
+      assert.equal(sdk.errors[0].temporary, true);
+      assert.equal(sdk.subscribed.length, 0);
+      assert.equal(sub.state, "subscribing", "the SDK keeps trying");
+
+      const sse = sseCurl(`${h.url}/v1/sse?channel=stream:down-sse`);
+      closers.push(() => sse.close());
+      assert.equal(await sse.status, 200);
+      await sleep(1500); // past the WebSocket timeout: the stream stays open, unanswered
+      assert.deepEqual(sse.events.items.filter((e) => e.event === "herald.cursor"), []);
+      assert.equal(h.alive(), true);
+
+      redis = await startRedis({ port });
+      await waitUntil(async () => (await readyz(h.url)).status === 200, { timeoutMs: 8000, what: "/readyz 200" });
+      await sse.events.until((items) => items.some((e) => e.event === "herald.cursor"), { timeoutMs: 8000, what: "herald.cursor" });
+      await waitUntil(() => sdk.subscribed.length === 1, { timeoutMs: 8000, what: "the SDK subscribed" });
+      const again = await ws.request({ op: "subscribe", channel: "stream:down-ws" }, { timeoutMs: 5000 });
+      assert.equal(again.op, "subscribed", JSON.stringify(again));
+
+      for (const ch of ["stream:down-ws", "stream:down-cf", "stream:down-sse"]) {
+        await publishOk(h.url, { channel: ch, event: "back", data: { ch } });
+      }
+      await ws.inbox.until((items) => items.some((m) => m.op === "publication" && m.channel === "stream:down-ws"), {
+        what: "the WebSocket publication",
+      });
+      await waitUntil(() => sdk.pubs.length === 1, { timeoutMs: 5000, what: "the SDK publication" });
+      assert.deepEqual(sdk.pubs, [{ ch: "stream:down-cf" }]);
+      await sse.events.until((items) => items.some((e) => e.event === "back"), { what: "the SSE publication" });
+    } finally {
+      for (const close of closers) await Promise.resolve(close()).catch(() => {});
+      await h.stop();
+      await redis.kill("SIGKILL");
+    }
+  });
+});
