@@ -229,7 +229,7 @@ TEST_CASE("docs/auth.md: the refusal texts are the ones the server sends", "[doc
 
   namespace auth = herald::net::auth;
   std::set<std::string> sent;
-  for (int e = 1; e <= static_cast<int>(auth::token_error::missing_sub); ++e)
+  for (int e = 1; e <= static_cast<int>(auth::last_token_error); ++e)
     sent.insert(std::string{auth::to_string(static_cast<auth::token_error>(e))});
   // The gate's own texts, produced by the gate.
   std::string error;
