@@ -371,7 +371,8 @@ void http_session::handle_api(request& req, route where) {
 void http_session::handle_channel(request& req, const std::string& channel) {
   auto keep = req.keep_alive();
   auto version = req.version();
-  auto gate = auth::check_publish(policy_of(opts_), header(req, bhttp::field::authorization));
+  auto gate =
+    auth::check_channel_position(policy_of(opts_), header(req, bhttp::field::authorization));
   if (gate.code != errc::none) {
     send_error(gate.code, gate.message, false, version);
     return;

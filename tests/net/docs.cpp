@@ -247,6 +247,7 @@ TEST_CASE("docs/auth.md: the refusal texts are the ones the server sends", "[doc
   CHECK(sse_none.message == "a token is required for stream:1");
   sent.insert("a token is required for <channel>");
   sent.insert(publish_none.message);
+  sent.insert(auth::check_channel_position(p, "").message);
   sent.insert(publish_bad.message);
   // Was: `no token` undocumented as WebSocket-only, and "Authorization must
   // be Bearer <token>" missing.
