@@ -160,6 +160,12 @@ void http_session::handle(request req) {
     send_error(errc::shutting_down, {}, false, version);
     return;
   }
+  // A singular header or query parameter given twice: refused, never
+  // resolved one way or the other (docs/protocol.md "Repeated parameters").
+  if (check_singular(req, req.target(), where, detail) != errc::none) {
+    send_error(errc::invalid_request, detail, false, version);
+    return;
+  }
   auto only = [&](bhttp::verb allowed) {
     if (method == allowed)
       return true;
