@@ -218,6 +218,13 @@ describe("WebSocket protocol", () => {
     await c.close();
   });
 
+  test("connect with authentication off (--insecure): sub and expires_at are present and null", { timeout: TEST_TIMEOUT }, async () => {
+    const c = await open();
+    assert.deepEqual(await c.request({ op: "connect", id: 1, token: "anything" }), { op: "connected", id: 1, sub: null, expires_at: null });
+    assert.deepEqual(await c.request({ op: "refresh", id: 2, token: "anything" }), { op: "refreshed", id: 2, sub: null, expires_at: null });
+    await c.close();
+  });
+
   test("since in the same epoch: recovered true, replay in order, then live, no duplicate", { timeout: TEST_TIMEOUT }, async () => {
     const channel = "stream:ws-recover";
     const c1 = await open();
