@@ -11,6 +11,16 @@ gate_result check_publish(const policy& p, std::string_view authorization) {
           {}};
 }
 
+gate_result check_channel_position(const policy& p, std::string_view authorization) {
+  if (api_key_accepted(p, authorization))
+    return {};
+  return {errc::unauthorized,
+          authorization.empty()
+            ? "reading a channel's position needs Authorization: Bearer <API key>"
+            : "the API key is not accepted",
+          {}};
+}
+
 gate_result check_ws_upgrade(const policy& p, std::string_view origin, std::string_view host,
                              std::string_view authorization, std::int64_t now) {
   if (!origin_allowed(p, origin, host))

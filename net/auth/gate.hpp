@@ -24,6 +24,10 @@ struct gate_result {
 /// @returns unauthorized unless the API key matches (or none is configured).
 gate_result check_publish(const policy& p, std::string_view authorization);
 
+/// GET /v1/channels/{name}: the same API key as publish, with a message
+/// that names this read route (was: the publish message).
+gate_result check_channel_position(const policy& p, std::string_view authorization);
+
 /// GET /v1/ws upgrade. Refuses a browser Origin that is not allowed
 /// (forbidden), and a Bearer token that does not verify (unauthorized).
 /// Without a token the principal is anonymous: the client may still send

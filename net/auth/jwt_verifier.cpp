@@ -86,16 +86,29 @@ std::string b64url_decode(std::string_view s) {
 // The JOSE header and the claims set are JSON objects with no key named
 // twice (RFC 7515 section 4 and RFC 7519 section 4 say to reject or keep
 // the last: we reject, so that no other reader of the token, which may keep
-// the first, can see other claims than Herald).
-bool unambiguous_parts(std::string_view token) {
+// the first, can see other claims than Herald). `header` receives the
+// JOSE header.
+bool unambiguous_parts(std::string_view token, nlohmann::json& header) {
   auto first = token.find('.');
   auto second = token.find('.', first + 1);
   for (auto part : {token.substr(0, first), token.substr(first + 1, second - first - 1)}) {
     nlohmann::json doc;
     if (!parse_client_json(b64url_decode(part), doc) || !doc.is_object())
       return false;
+    if (part.data() == token.data())
+      header = std::move(doc);
   }
   return true;
+}
+
+// RFC 7515 section 4.1.11: a recipient that does not understand every
+// extension listed in `crit` must reject the JWS. Herald understands none
+// (`b64` of RFC 7797 included), so any `crit`, even an empty or malformed
+// one, refuses the token. The key-selection parameters (`kid`, `jku`,
+// `jwk`, `x5u`, `x5c`, `x5t`, `x5t#S256`) are ignored: the key is the
+// configured one only, nothing is fetched (RFC 8725 section 3.10).
+bool has_critical_extension(const nlohmann::json& header) {
+  return header.contains("crit");
 }
 
 // NumericDate (RFC 7519 §2): a JSON number of seconds, maybe fractional.
@@ -178,6 +191,8 @@ std::string_view to_string(token_error e) noexcept {
     return "token audience not accepted";
   case token_error::missing_sub:
     return "token has no sub";
+  case token_error::critical_header:
+    return "token header has crit (extensions Herald does not understand)";
   }
   return "invalid token";
 }
@@ -226,8 +241,11 @@ token_error jwt_verifier::verify(std::string_view token, std::int64_t now, claim
     return token_error::missing;
   if (token.size() > max_token_bytes)
     return token_error::too_large;
-  if (!well_formed(token) || !unambiguous_parts(token))
+  nlohmann::json header;
+  if (!well_formed(token) || !unambiguous_parts(token, header))
     return token_error::malformed;
+  if (has_critical_extension(header))
+    return token_error::critical_header;
   std::string text{token}; // libjwt wants a NUL-terminated string
   // First pass without a key: libjwt only parses, so we can read the header
   // `alg` and refuse any other algorithm before a signature is computed.

@@ -8,7 +8,10 @@
 // EC key, ...) is refused before any signature is computed (RFC 8725 §2.1,
 // §3.1). Claims checked (RFC 7519 §4.1): `exp` required, `nbf` and `iat`
 // honoured, each with a small leeway for clock skew; `iss` and `aud` when
-// configured (`aud` may be a string or an array, §4.1.3). Pure: the caller
+// configured (`aud` may be a string or an array, §4.1.3). A header with
+// `crit` is refused (RFC 7515 §4.1.11: no extension is understood here);
+// `kid`, `jku`, `jwk`, `x5u`, `x5c` are ignored (the key is configured,
+// never taken from or fetched for the token, RFC 8725 §3.10). Pure: the caller
 // passes the time; no I/O, no clock, no logging. Thread-safe (const).
 // docs/auth.md is the contract.
 #pragma once
@@ -48,7 +51,11 @@ enum class token_error : std::uint8_t {
   wrong_issuer,     ///< `iss` differs from the configured issuer
   wrong_audience,   ///< configured audience not in `aud`
   missing_sub,      ///< no string `sub` claim
+  critical_header,  ///< header has `crit` (RFC 7515 §4.1.11): Herald understands no extension
 };
+
+/// The last token_error value (for loops over every refusal).
+inline constexpr token_error last_token_error = token_error::critical_header;
 
 /// Short stable text for `e`, e.g. "token expired".
 std::string_view to_string(token_error e) noexcept;

@@ -160,6 +160,12 @@ void http_session::handle(request req) {
     send_error(errc::shutting_down, {}, false, version);
     return;
   }
+  // A singular header or query parameter given twice: refused, never
+  // resolved one way or the other (docs/protocol.md "Repeated parameters").
+  if (check_singular(req, req.target(), where, detail) != errc::none) {
+    send_error(errc::invalid_request, detail, false, version);
+    return;
+  }
   auto only = [&](bhttp::verb allowed) {
     if (method == allowed)
       return true;
@@ -371,7 +377,8 @@ void http_session::handle_api(request& req, route where) {
 void http_session::handle_channel(request& req, const std::string& channel) {
   auto keep = req.keep_alive();
   auto version = req.version();
-  auto gate = auth::check_publish(policy_of(opts_), header(req, bhttp::field::authorization));
+  auto gate =
+    auth::check_channel_position(policy_of(opts_), header(req, bhttp::field::authorization));
   if (gate.code != errc::none) {
     send_error(gate.code, gate.message, false, version);
     return;

@@ -8,6 +8,7 @@
 
 #include <algorithm>
 #include <iterator>
+#include <vector>
 
 namespace herald::net::http {
 
@@ -96,6 +97,69 @@ errc classify(std::string_view target, route& out, std::string& detail, std::str
     out = route::root;
   else
     out = route::unknown;
+  return errc::none;
+}
+
+namespace {
+// What each route reads as one value (docs/protocol.md "Repeated parameters").
+struct singular_set {
+  std::vector<std::string_view> headers;
+  std::vector<std::string_view> params;
+};
+
+const singular_set& singular_of(route where) {
+  static const singular_set none{};
+  static const singular_set sse{{"Authorization", "Last-Event-ID", "Origin"},
+                                {"token", "last_event_id"}};
+  static const singular_set ws{
+    {"Authorization", "Origin", "Host", "Sec-WebSocket-Key", "Sec-WebSocket-Version"}, {}};
+  static const singular_set publish{{"Authorization", "Idempotency-Key"}, {}};
+  static const singular_set channel{{"Authorization"}, {}};
+  static const singular_set api{{"Authorization", "X-API-Key"}, {}};
+  switch (where) {
+  case route::sse:
+    return sse;
+  case route::ws:
+  case route::centrifugo_ws:
+    return ws;
+  case route::publish:
+    return publish;
+  case route::channel:
+    return channel;
+  case route::api_publish:
+  case route::api_broadcast:
+  case route::api_history:
+  case route::api_info:
+    return api;
+  default:
+    return none;
+  }
+}
+} // namespace
+
+errc check_singular(const bhttp::fields& fields, std::string_view target, route where,
+                    std::string& detail) {
+  const auto& once = singular_of(where);
+  for (auto name : once.headers) {
+    if (fields.count(name) > 1) {
+      detail = "the " + std::string{name} + " header is given more than once";
+      return errc::invalid_request;
+    }
+  }
+  if (once.params.empty())
+    return errc::none;
+  auto parsed =
+    boost::urls::parse_origin_form(boost::core::string_view{target.data(), target.size()});
+  if (!parsed)
+    return errc::none; // classify() refused it already
+  for (auto name : once.params) {
+    std::size_t n = 0;
+    for (auto param : parsed->params())
+      if (param.key == name && ++n > 1) {
+        detail = "the " + std::string{name} + " query parameter is given more than once";
+        return errc::invalid_request;
+      }
+  }
   return errc::none;
 }
 

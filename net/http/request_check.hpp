@@ -68,6 +68,23 @@ bool is_api_target(std::string_view target) noexcept;
 errc classify(std::string_view target, route& out, std::string& detail,
               std::string* channel = nullptr);
 
+/// Refuses a request that gives a singular parameter more than once: the
+/// header fields and query parameters `where` reads that take one value
+/// (docs/protocol.md "Repeated parameters"). Herald would otherwise pick one
+/// (the first header, the last query parameter) while a proxy or logger in
+/// front of it may pick the other. Per route: /v1/sse: `Authorization`,
+/// `Last-Event-ID`, `Origin`, `?token`, `?last_event_id` (`channel` repeats
+/// on purpose); /v1/ws and /connection/websocket: `Authorization`, `Origin`,
+/// `Host`, `Sec-WebSocket-Key`, `Sec-WebSocket-Version`; /v1/publish:
+/// `Authorization`, `Idempotency-Key`; /v1/channels/{name}: `Authorization`;
+/// /api/*: `Authorization`, `X-API-Key`. Query keys are compared decoded, as
+/// the routes read them. (Beast refuses differing `Content-Length` values;
+/// check_head refuses a repeated `Transfer-Encoding`.)
+/// @returns errc::invalid_request (400) with `detail` naming the parameter,
+///          or errc::none.
+errc check_singular(const bhttp::fields& fields, std::string_view target, route where,
+                    std::string& detail);
+
 /// Validates GET /v1/sse: `channel` parameters (1..max_channels distinct
 /// valid names, docs/protocol.md "Channels"), and the cursor from the
 /// `Last-Event-ID` header (`last_event_id`, if not empty) or the

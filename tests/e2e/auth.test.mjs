@@ -168,6 +168,17 @@ describe("HS256 server", () => {
       ["RS256 on an HS256 server", signJwt({ sub: alice, exp: nowS() + 60 }, { alg: "RS256", key: rsa.privateKey }), /algorithm not accepted/],
       ["missing exp", signJwt({ sub: alice }, { alg: "HS256", key: s.secret }), /no exp/],
       ["garbage", "not-a-token", /malformed/],
+      // RFC 7515 section 4.1.11: Herald understands no extension (was: accepted).
+      [
+        "crit header, validly signed",
+        signJwt({ sub: alice, exp: nowS() + 60 }, { alg: "HS256", key: s.secret, header: { crit: ["foo"], foo: 1 } }),
+        /token header has crit/,
+      ],
+      [
+        "crit b64:false, validly signed",
+        signJwt({ sub: alice, exp: nowS() + 60 }, { alg: "HS256", key: s.secret, header: { crit: ["b64"], b64: false } }),
+        /token header has crit/,
+      ],
     ];
     try {
       for (const [name, token, reason] of cases) {

@@ -65,6 +65,8 @@ describe("WebSocket authentication", () => {
       s.token({ sub: alice, exp: nowS() - 10 }),
       signJwt({ sub: alice, exp: nowS() + 60 }, { alg: "none" }),
       "x.y.z",
+      // RFC 7515 section 4.1.11 (was: accepted).
+      signJwt({ sub: alice, exp: nowS() + 60 }, { alg: "HS256", key: s.secret, header: { crit: ["foo"], foo: 1 } }),
     ])
       await assert.rejects(wsConnect(h.url, bearer(token)), /upgrade refused: 401/);
   });
@@ -105,6 +107,11 @@ describe("WebSocket authentication", () => {
       [s.token({ sub: alice, exp: nowS() - 10 }), "token expired"],
       [signJwt({ sub: alice, exp: nowS() + 60 }, { alg: "none" }), "token algorithm not accepted"],
       [signJwt({ sub: alice, exp: nowS() + 60 }, { alg: "HS256", key: "another-secret-of-enough-length-0123456789" }), "token signature invalid"],
+      // RFC 7515 section 4.1.11: a validly signed token with crit (was: connected).
+      [
+        signJwt({ sub: alice, exp: nowS() + 60 }, { alg: "HS256", key: s.secret, header: { crit: ["foo"], foo: 1 } }),
+        "token header has crit (extensions Herald does not understand)",
+      ],
     ]) {
       const c = await wsConnect(h.url);
       c.send({ op: "connect", token });

@@ -26,7 +26,7 @@ import {
   waitUntil,
   withHerald,
 } from "./lib/herald.mjs";
-import { hsSetup, nowS } from "./lib/tokens.mjs";
+import { hsSetup, nowS, signJwt } from "./lib/tokens.mjs";
 
 const ALICE = accountId(1);
 const BOB = accountId(2);
@@ -206,17 +206,23 @@ describe("centrifuge SDK: connect, subscribe, publications, tokens", () => {
   });
 
   test("a bad token stops the SDK (3500, no endless retry)", async () => {
-    const c = client(h.port, { token: auth.token({ sub: ALICE }).slice(0, -4) + "AAAA" });
-    c.connect();
-    try {
-      await waitFor(() => c.state === "disconnected", "disconnected");
-      const d = lastEvent(c, "disconnected");
-      assert.equal(d.ctx.code, 3500, JSON.stringify(d.ctx));
-      await sleep(500);
-      assert.equal(c.state, "disconnected");
-      assert.equal(c.events.filter((e) => e.name === "connecting").length, 1, "no reconnect attempts");
-    } finally {
-      c.disconnect();
+    for (const token of [
+      auth.token({ sub: ALICE }).slice(0, -4) + "AAAA",
+      // A validly signed token whose header has crit (RFC 7515 section 4.1.11; was: connected).
+      signJwt({ sub: ALICE, exp: nowS() + 300 }, { alg: "HS256", key: auth.secret, header: { crit: ["foo"], foo: 1 } }),
+    ]) {
+      const c = client(h.port, { token });
+      c.connect();
+      try {
+        await waitFor(() => c.state === "disconnected", "disconnected");
+        const d = lastEvent(c, "disconnected");
+        assert.equal(d.ctx.code, 3500, JSON.stringify(d.ctx));
+        await sleep(500);
+        assert.equal(c.state, "disconnected");
+        assert.equal(c.events.filter((e) => e.name === "connecting").length, 1, "no reconnect attempts");
+      } finally {
+        c.disconnect();
+      }
     }
   });
 

@@ -19,11 +19,13 @@ import {
   makeCursor,
   publish,
   publishOk,
+  rawSse,
   sleep,
   sseCurl,
   suiteHerald,
   waitUntil,
 } from "./lib/herald.mjs";
+import { hsSetup } from "./lib/tokens.mjs";
 import { wsConnect, wsSubscribe } from "./lib/ws.mjs";
 
 const USER_A = encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => i));
@@ -286,6 +288,94 @@ describe("publish and HTTP routes", () => {
       assert.equal(sse.headers.get("allow"), "GET");
     },
   );
+});
+
+describe("repeated singular parameters are refused on every route (secured server)", () => {
+  const s = hsSetup();
+  const h = suiteHerald(s.args, { insecure: false });
+  const alice = encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => 7 + i));
+
+  /** One raw request (Connection: close); `lines` are header lines as sent, repeats included. */
+  async function raw(method, target, lines, body = "") {
+    const head = [`${method} ${target} HTTP/1.1`, `Host: 127.0.0.1:${h.port}`, "Connection: close", ...lines];
+    if (body) head.push("Content-Type: application/json", `Content-Length: ${Buffer.byteLength(body)}`);
+    return parseRawResponse(await rawExchange(h.port, `${head.join("\r\n")}\r\n\r\n${body}`));
+  }
+
+  /** Asserts `400 invalid_request` naming `name`. */
+  function refused(r, name, what) {
+    assertError(r, 400, "invalid_request", what);
+    assert.ok(r.json.error.message.includes(name), `${what}: names ${name}: ${r.json.error.message}`);
+  }
+
+  test("SSE: two ?token= (was: the last one used), two ?last_event_id=, two Last-Event-ID, two Authorization", { timeout: TEST_TIMEOUT }, async () => {
+    const good = s.token({ sub: alice });
+    const other = s.token({ sub: encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => 50 + i)) });
+    const ch = `channel=user:${alice}&channel=stream:rep`;
+    // Either order, and the same value twice: a reader keeping the first or the last would differ.
+    for (const q of [`token=${other}&token=${good}`, `token=${good}&token=${other}`, `token=${good}&token=${good}`])
+      refused(await raw("GET", `/v1/sse?${ch}&${q}`, ["Accept: text/event-stream"]), "token", `?${q.slice(0, 12)}`);
+    refused(await raw("GET", `/v1/sse?${ch}&token=${good}&last_event_id=a&last_event_id=b`, []), "last_event_id", "two ?last_event_id=");
+    refused(await raw("GET", `/v1/sse?${ch}&token=${good}`, ["Last-Event-ID: a", "Last-Event-ID: b"]), "Last-Event-ID", "two Last-Event-ID");
+    refused(await raw("GET", `/v1/sse?${ch}`, [`Authorization: Bearer ${good}`, `Authorization: Bearer ${other}`]), "Authorization", "two Authorization");
+    // Repeated channel is fine (SSE subscribes to several); one token is served.
+    const ok = await rawSse(h.port, `/v1/sse?channel=stream:rep&channel=stream:rep2&token=${good}`);
+    try {
+      await waitUntil(() => ok.text().startsWith("HTTP/1.1 200"), { what: "200 with one token" });
+    } finally {
+      ok.destroy();
+    }
+  });
+
+  test("WebSocket upgrades (/v1/ws, /connection/websocket): two Authorization, Origin, Sec-WebSocket-Key", { timeout: TEST_TIMEOUT }, async () => {
+    const good = s.token({ sub: alice });
+    const upgrade = ["Upgrade: websocket", "Connection: Upgrade", "Sec-WebSocket-Version: 13"];
+    const key = "Sec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==";
+    for (const path of ["/v1/ws", "/connection/websocket"]) {
+      refused(await raw("GET", path, [...upgrade, key, `Authorization: Bearer ${good}`, "Authorization: Bearer x.y.z"]), "Authorization", `${path} two Authorization`);
+      refused(await raw("GET", path, [...upgrade, key, "Origin: https://evil.example", `Origin: http://127.0.0.1:${h.port}`]), "Origin", `${path} two Origin`);
+      refused(await raw("GET", path, [...upgrade, key, "Sec-WebSocket-Key: AQIDBAUGBwgJCgsMDQ4PEA=="]), "Sec-WebSocket-Key", `${path} two keys`);
+      // One of each upgrades.
+      const ok = await rawExchange(h.port, `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1\r\n${[...upgrade, key, `Authorization: Bearer ${good}`].join("\r\n")}\r\n\r\n`, 300);
+      assert.match(ok, /^HTTP\/1\.1 101 /, `${path}: one of each upgrades`);
+    }
+  });
+
+  test("publish: two Idempotency-Key (was: the first one used), two Authorization; nothing is stored", { timeout: TEST_TIMEOUT }, async () => {
+    const body = JSON.stringify({ channel: "stream:rep-pub", event: "e", data: 1 });
+    const auth = `Authorization: Bearer ${s.apiKey}`;
+    refused(await raw("POST", "/v1/publish", [auth, "Idempotency-Key: k1", "Idempotency-Key: k2"], body), "Idempotency-Key", "two Idempotency-Key");
+    refused(await raw("POST", "/v1/publish", [auth, "idempotency-key: k1", "IDEMPOTENCY-KEY: k1"], body), "Idempotency-Key", "same key twice, other case");
+    refused(await raw("POST", "/v1/publish", [auth, "Authorization: Bearer wrong"], body), "Authorization", "two Authorization");
+    const pos = await raw("GET", "/v1/channels/stream:rep-pub", [auth]);
+    assert.equal(pos.status, 200);
+    assert.equal(pos.json.offset, 0, "nothing was stored");
+    const ok = await raw("POST", "/v1/publish", [auth, "Idempotency-Key: k1"], body);
+    assert.equal(ok.status, 200, ok.body);
+  });
+
+  test("GET /v1/channels/{name}: two Authorization; without a key the message names the read route", { timeout: TEST_TIMEOUT }, async () => {
+    refused(await raw("GET", "/v1/channels/stream:1", [`Authorization: Bearer ${s.apiKey}`, "Authorization: Bearer wrong"]), "Authorization", "two Authorization");
+    const none = await raw("GET", "/v1/channels/stream:1", []);
+    assertError(none, 401, "unauthorized", "no API key");
+    // Was: "publishing needs Authorization: Bearer <API key>" on this read route.
+    assert.equal(none.json.error.message, "reading a channel's position needs Authorization: Bearer <API key>");
+  });
+
+  test("server API: two X-API-Key or Authorization, refused in the API's error shape", { timeout: TEST_TIMEOUT }, async () => {
+    const body = JSON.stringify({ channel: "stream:rep-api", data: { n: 1 } });
+    for (const [what, lines] of [
+      ["two X-API-Key", [`X-API-Key: ${s.apiKey}`, "X-API-Key: wrong"]],
+      ["two Authorization", [`Authorization: apikey ${s.apiKey}`, "Authorization: apikey wrong"]],
+    ]) {
+      const r = await raw("POST", "/api/publish", lines, body);
+      assert.equal(r.status, 400, `${what}: ${r.body}`);
+      assert.equal(typeof r.json?.error?.code, "number", `${what}: Centrifugo shape: ${r.body}`);
+      assert.ok(r.json.error.message.includes(what.slice(4)), `${what}: names it: ${r.json.error.message}`);
+    }
+    const ok = await raw("POST", "/api/publish", [`X-API-Key: ${s.apiKey}`], body);
+    assert.equal(ok.status, 200, ok.body);
+  });
 });
 
 describe("--request-timeout=1", () => {

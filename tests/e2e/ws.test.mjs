@@ -204,10 +204,24 @@ describe("WebSocket protocol", () => {
     const long = "x".repeat(64);
     assert.deepEqual(await c.request({ op: "ping", id: long }), { op: "pong", id: long });
     assert.deepEqual(await c.request({ op: "ping", id: 0 }), { op: "pong", id: 0 });
+    // 64-bit extremes come back exactly as sent (compared as text: JSON.parse would round them).
+    const texts = [];
+    c.ws.prependListener("message", (data) => texts.push(data.toString("utf8"))); // before the inbox wakes
+    for (const id of ["-9223372036854775808", "18446744073709551615"]) {
+      c.send(`{"op":"ping","id":${id}}`);
+      await c.inbox.until(() => texts.some((t) => t === `{"id":${id},"op":"pong"}`), { what: `pong ${id}` });
+    }
     const from = c.inbox.items.length;
     c.send({ op: "ping" });
     const [pong] = await c.inbox.until((items) => items.length > from && items.slice(from), { what: "pong" });
     assert.deepEqual(pong, { op: "pong" });
+    await c.close();
+  });
+
+  test("connect with authentication off (--insecure): sub and expires_at are present and null", { timeout: TEST_TIMEOUT }, async () => {
+    const c = await open();
+    assert.deepEqual(await c.request({ op: "connect", id: 1, token: "anything" }), { op: "connected", id: 1, sub: null, expires_at: null });
+    assert.deepEqual(await c.request({ op: "refresh", id: 2, token: "anything" }), { op: "refreshed", id: 2, sub: null, expires_at: null });
     await c.close();
   });
 
@@ -316,7 +330,11 @@ describe("WebSocket protocol", () => {
       ["nested 500 deep", `{"op":"ping","x":${"[".repeat(500)}${"]".repeat(500)}}`, { op: "error", code: "invalid_json" }],
       ["unknown op", { op: "dance", id: 5 }, { op: "error", id: 5, code: "unknown_op" }],
       ["missing op", { id: 6 }, { op: "error", id: 6, code: "invalid_request" }],
-      ["op not a string", { op: 1, id: 6.5 }, { op: "error", id: 6.5, code: "invalid_request" }],
+      ["op not a string", { op: 1, id: "6b" }, { op: "error", id: "6b", code: "invalid_request" }],
+      // Numbers that are not exact 64-bit integers (was: echoed altered, as -9.999999999999999e+22).
+      ["id below -2^63", '{"op":"ping","id":-99999999999999999999999}', { op: "error", code: "invalid_request" }],
+      ["id -2^63-1", '{"op":"ping","id":-9223372036854775809}', { op: "error", code: "invalid_request" }],
+      ["id a fraction", { op: "ping", id: 1.5 }, { op: "error", code: "invalid_request" }],
       ["missing channel", { op: "subscribe", id: 7 }, { op: "error", id: 7, code: "invalid_request" }],
       ["channel not a string", { op: "subscribe", id: 8, channel: 42 }, { op: "error", id: 8, code: "invalid_request" }],
       ["id too long", { op: "ping", id: "x".repeat(65) }, { op: "error", code: "invalid_request" }],

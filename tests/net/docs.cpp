@@ -229,7 +229,7 @@ TEST_CASE("docs/auth.md: the refusal texts are the ones the server sends", "[doc
 
   namespace auth = herald::net::auth;
   std::set<std::string> sent;
-  for (int e = 1; e <= static_cast<int>(auth::token_error::missing_sub); ++e)
+  for (int e = 1; e <= static_cast<int>(auth::last_token_error); ++e)
     sent.insert(std::string{auth::to_string(static_cast<auth::token_error>(e))});
   // The gate's own texts, produced by the gate.
   std::string error;
@@ -247,6 +247,7 @@ TEST_CASE("docs/auth.md: the refusal texts are the ones the server sends", "[doc
   CHECK(sse_none.message == "a token is required for stream:1");
   sent.insert("a token is required for <channel>");
   sent.insert(publish_none.message);
+  sent.insert(auth::check_channel_position(p, "").message);
   sent.insert(publish_bad.message);
   // Was: `no token` undocumented as WebSocket-only, and "Authorization must
   // be Bearer <token>" missing.

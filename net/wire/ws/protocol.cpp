@@ -43,8 +43,12 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
   }
   json id;
   if (auto it = doc.find("id"); it != doc.end()) {
-    if (!it->is_number() && !it->is_string()) {
-      err = {errc::invalid_request, nullptr, "\"id\" must be a number or a string", {}};
+    // A number must be an integer that fits 64 bits (-2^63 .. 2^64-1), held
+    // and echoed exactly; anything the parser could only keep as a double
+    // (1.5, 1e3, -9223372036854775809) would come back altered (was:
+    // -99999999999999999999999 echoed as -9.999999999999999e+22).
+    if (!it->is_number_integer() && !it->is_string()) {
+      err = {errc::invalid_request, nullptr, "\"id\" must be a 64-bit integer or a string", {}};
       return false;
     }
     if (it->is_string() && it->get_ref<const std::string&>().size() > 64) {

@@ -128,6 +128,57 @@ TEST_CASE("alg none is refused, signed or not", "[auth][jwt][attack]") {
   CHECK(check(*v, sign(JWT_ALG_NONE, "", base())) == token_error::wrong_algorithm);
 }
 
+TEST_CASE("crit: a header naming extensions is refused, signed or not", "[auth][jwt][attack]") {
+  // RFC 7515 section 4.1.11: Herald understands no extension, so it must
+  // reject every token whose header has `crit` (was: accepted).
+  auto v = make(jwt_algorithm::hs256, secret);
+  for (json h : {json{{"crit", {"foo"}}, {"foo", 1}}, json{{"crit", {"b64"}}, {"b64", false}},
+                 json{{"crit", {"exp"}}}, json{{"crit", json::array()}}, json{{"crit", "foo"}},
+                 json{{"crit", nullptr}}}) {
+    INFO(h.dump());
+    auto token = sign(JWT_ALG_HS256, secret, base(), h);
+    // The header really carries it (as libjwt reads it).
+    jwt_t* raw = nullptr;
+    REQUIRE(jwt_decode(&raw, token.c_str(), nullptr, 0) == 0);
+    std::unique_ptr<jwt_t, decltype(&jwt_free)> parsed{raw, &jwt_free};
+    std::unique_ptr<char, decltype(&std::free)> text{jwt_get_headers_json(raw, nullptr),
+                                                     &std::free};
+    REQUIRE(text);
+    auto head = json::parse(text.get());
+    CHECK(head.contains("crit"));
+    CHECK(check(*v, token) == token_error::critical_header);
+  }
+  CHECK(to_string(token_error::critical_header) ==
+        "token header has crit (extensions Herald does not understand)");
+  // The same token without crit is good: the refusal is about crit alone.
+  CHECK(check(*v, sign(JWT_ALG_HS256, secret, base(), {{"foo", 1}})) == token_error::none);
+  // RS256 too: checked before the signature, whatever the algorithm.
+  auto rsa = herald::test::rsa_pair();
+  auto r = make(jwt_algorithm::rs256, rsa.public_pem);
+  CHECK(check(*r, sign(JWT_ALG_RS256, rsa.private_pem, base(), {{"crit", {"foo"}}, {"foo", 1}})) ==
+        token_error::critical_header);
+}
+
+TEST_CASE("jku, jwk, x5u, x5c, kid: never used to pick a key (ignored)", "[auth][jwt][attack]") {
+  // RFC 8725 section 3.10: the key is the configured one. A token pointing at
+  // another key (URL or embedded) verifies against ours or not at all.
+  auto v = make(jwt_algorithm::hs256, secret);
+  const json pointers = {{"jku", "https://evil.example/jwks.json"},
+                         {"x5u", "https://evil.example/cert.pem"},
+                         {"kid", "../../dev/null"},
+                         {"jwk", {{"kty", "oct"}, {"k", b64url("attacker-key")}}},
+                         {"x5c", {"MIIB"}}};
+  CHECK(check(*v, sign(JWT_ALG_HS256, secret, base(), pointers)) == token_error::none);
+  const std::string attacker = "attacker-key-attacker-key-attacker-key";
+  CHECK(check(*v, sign(JWT_ALG_HS256, attacker, base(), pointers)) == token_error::bad_signature);
+  auto rsa = herald::test::rsa_pair();
+  auto other = herald::test::rsa_pair();
+  auto r = make(jwt_algorithm::rs256, rsa.public_pem);
+  CHECK(check(*r, sign(JWT_ALG_RS256, other.private_pem, base(),
+                       {{"jwk", {{"kty", "RSA"}}}, {"x5u", "https://evil.example/c.pem"}})) ==
+        token_error::bad_signature);
+}
+
 TEST_CASE("key confusion: HS256 keyed with the RSA public key", "[auth][jwt][attack]") {
   auto rsa = herald::test::rsa_pair();
   auto v = make(jwt_algorithm::rs256, rsa.public_pem);

@@ -106,6 +106,13 @@ TEST_CASE("publish API key", "[auth][api-key]") {
   CHECK_FALSE(api_key_accepted(p, "publisher-key-0123456789"));
   CHECK(check_publish(p, "").code == errc::unauthorized);
   CHECK(check_publish(p, "Bearer publisher-key-0123456789").code == errc::none);
+  // GET /v1/channels/{name} takes the same key but is a read: its message
+  // says so (was: "publishing needs ...").
+  auto read = check_channel_position(p, "");
+  CHECK(read.code == errc::unauthorized);
+  CHECK(read.message == "reading a channel's position needs Authorization: Bearer <API key>");
+  CHECK(check_channel_position(p, "Bearer wrong").message == "the API key is not accepted");
+  CHECK(check_channel_position(p, "Bearer publisher-key-0123456789").code == errc::none);
   policy open;
   CHECK(api_key_accepted(open, ""));
 }

@@ -46,14 +46,18 @@ inline pem_pair ec_pair() {
   return make_pair(EVP_EC_gen("P-256"));
 }
 
-/// Signs `claims` with libjwt: `alg` and the key (secret or private PEM).
-inline std::string sign(jwt_alg_t alg, const std::string& key, const nlohmann::json& claims) {
+/// Signs `claims` with libjwt: `alg` and the key (secret or private PEM);
+/// `headers` adds JOSE header parameters (e.g. `crit`) to the signed header.
+inline std::string sign(jwt_alg_t alg, const std::string& key, const nlohmann::json& claims,
+                        const nlohmann::json& headers = nlohmann::json::object()) {
   jwt_t* j = nullptr;
   if (jwt_new(&j) != 0)
     throw std::runtime_error("jwt_new");
   std::unique_ptr<jwt_t, decltype(&jwt_free)> guard{j, &jwt_free};
   if (jwt_add_grants_json(j, claims.dump().c_str()) != 0)
     throw std::runtime_error("jwt_add_grants_json");
+  if (!headers.empty() && jwt_add_headers_json(j, headers.dump().c_str()) != 0)
+    throw std::runtime_error("jwt_add_headers_json");
   auto* k = key.empty() ? nullptr : reinterpret_cast<const unsigned char*>(key.data());
   if (jwt_set_alg(j, alg, k, static_cast<int>(key.size())) != 0)
     throw std::runtime_error("jwt_set_alg");

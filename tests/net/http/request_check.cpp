@@ -6,6 +6,8 @@
 
 #include <chrono>
 #include <string>
+#include <utility>
+#include <vector>
 
 using namespace herald;
 using namespace herald::net;
@@ -119,4 +121,77 @@ TEST_CASE("parse_sse_request: channels, limits and the cursor", "[http][sse]") {
     CHECK(http::parse_sse_request("/v1/sse?channel=stream:1", &header, 64, sub, detail) ==
           errc::invalid_cursor);
   }
+}
+
+TEST_CASE(
+  "check_singular: a singular parameter given twice is refused, on every route that reads it",
+  "[http][bad-input]") {
+  using http::route;
+  std::string detail;
+  auto twice = [](const char* name) {
+    bhttp::fields f;
+    f.insert("Host", "x");
+    f.insert(name, "A");
+    f.insert(name, "B");
+    return f;
+  };
+  bhttp::fields once;
+  once.insert("Host", "x");
+  once.insert("Authorization", "Bearer A");
+  // Was: SSE used the last ?token=, publish the first Idempotency-Key.
+  const std::pair<route, std::vector<const char*>> reads[] = {
+    {route::sse, {"Authorization", "Last-Event-ID", "Origin"}},
+    {route::ws, {"Authorization", "Origin", "Host", "Sec-WebSocket-Key", "Sec-WebSocket-Version"}},
+    {route::centrifugo_ws,
+     {"Authorization", "Origin", "Host", "Sec-WebSocket-Key", "Sec-WebSocket-Version"}},
+    {route::publish, {"Authorization", "Idempotency-Key"}},
+    {route::channel, {"Authorization"}},
+    {route::api_publish, {"Authorization", "X-API-Key"}},
+    {route::api_broadcast, {"Authorization", "X-API-Key"}},
+    {route::api_history, {"Authorization", "X-API-Key"}},
+    {route::api_info, {"Authorization", "X-API-Key"}},
+  };
+  for (const auto& [where, names] : reads) {
+    CHECK(http::check_singular(once, "/x", where, detail) == errc::none);
+    for (auto name : names) {
+      INFO(name << " on route " << static_cast<int>(where));
+      CHECK(http::check_singular(twice(name), "/x", where, detail) == errc::invalid_request);
+      CHECK(detail == "the " + std::string{name} + " header is given more than once");
+    }
+  }
+  // Header names are case-insensitive: two lines spelled differently are two.
+  bhttp::fields mixed;
+  mixed.insert("idempotency-key", "A");
+  mixed.insert("IDEMPOTENCY-KEY", "B");
+  CHECK(http::check_singular(mixed, "/v1/publish", route::publish, detail) ==
+        errc::invalid_request);
+  CHECK(detail == "the Idempotency-Key header is given more than once");
+  // A route that does not read a header leaves it alone (Accept is a list).
+  CHECK(http::check_singular(twice("Idempotency-Key"), "/v1/sse?channel=stream:1", route::sse,
+                             detail) == errc::none);
+  CHECK(http::check_singular(twice("Authorization"), "/healthz", route::healthz, detail) ==
+        errc::none);
+  CHECK(http::check_singular(twice("X-API-Key"), "/v1/publish", route::publish, detail) ==
+        errc::none);
+}
+
+TEST_CASE("check_singular: ?token and ?last_event_id once on /v1/sse, channel repeats",
+          "[http][sse][bad-input]") {
+  using http::route;
+  std::string detail;
+  bhttp::fields f;
+  f.insert("Host", "x");
+  auto sse = [&](std::string_view target) {
+    return http::check_singular(f, target, route::sse, detail);
+  };
+  CHECK(sse("/v1/sse?channel=stream:1&channel=stream:2&token=A&last_event_id=c") == errc::none);
+  CHECK(sse("/v1/sse?channel=stream:1&token=A&token=B") == errc::invalid_request);
+  CHECK(detail == "the token query parameter is given more than once");
+  CHECK(sse("/v1/sse?token=A&channel=stream:1&token=A") == errc::invalid_request); // same value too
+  CHECK(sse("/v1/sse?channel=stream:1&token=A&%74oken=B") == errc::invalid_request); // decoded
+  CHECK(sse("/v1/sse?channel=stream:1&token&token=B") == errc::invalid_request);
+  CHECK(sse("/v1/sse?channel=stream:1&last_event_id=a&last_event_id=b") == errc::invalid_request);
+  CHECK(detail == "the last_event_id query parameter is given more than once");
+  // Other routes read no query parameter.
+  CHECK(http::check_singular(f, "/v1/ws?token=A&token=B", route::ws, detail) == errc::none);
 }
