@@ -278,9 +278,13 @@ describe("centrifuge SDK: connect, subscribe, publications, tokens", () => {
     const checkOnce = (c, ids) => {
       const seen = c.replies.filter((r) => r.id !== undefined).map((r) => r.id);
       assert.deepEqual(seen, ids, JSON.stringify(c.replies));
+      // Superseded while pending: 107. The channel may also have answered it
+      // before the second subscribe reached the session: a subscribe reply then.
       const first = c.replies.find((r) => r.id === 2);
-      assert.equal(first.error?.code, 107, JSON.stringify(c.replies));
-      assert.match(first.error.message, /superseded/);
+      if (!first.subscribe) {
+        assert.equal(first.error?.code, 107, JSON.stringify(c.replies));
+        assert.match(first.error.message, /superseded/);
+      }
       assert.ok(c.replies.find((r) => r.id === 3).subscribe, JSON.stringify(c.replies));
       assert.equal(c.closed, null);
     };
@@ -334,7 +338,9 @@ describe("centrifuge SDK: connect, subscribe, publications, tokens", () => {
       const seen = c.replies.filter((r) => r.id !== undefined).map((r) => r.id);
       assert.deepEqual(seen.sort((a, b) => a - b), [1, ...ids], JSON.stringify(c.replies));
       const byId = (id) => c.replies.find((r) => r.id === id);
-      for (const id of [2, 4, 6, 8, 9]) assert.equal(byId(id).error?.code, 107, JSON.stringify(byId(id)));
+      // Ended before its reply: 107; answered before the command that ends it: its reply.
+      for (const id of [2, 4, 6, 9]) assert.ok(byId(id).error?.code === 107 || byId(id).subscribe, JSON.stringify(byId(id)));
+      assert.equal(byId(8).error?.code, 107, JSON.stringify(byId(8))); // already connected
       for (const id of [3, 7]) assert.deepEqual(byId(id).unsubscribe, {});
       assert.ok(byId(5).refresh, JSON.stringify(byId(5)));
       assert.ok(byId(10).subscribe, JSON.stringify(byId(10)));
