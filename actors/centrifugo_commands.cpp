@@ -137,6 +137,8 @@ void on_subscribe(connection_pointer self, const cf::command& cmd) {
   // A subscribe to a channel the connection has is a renewal: the SDK sends
   // one only after it saw the subscription end (an unsubscribe push after a
   // gap, error 112), while the actor may still be listed at the channel.
+  // If the subscribe it renews was not answered yet, the session answers
+  // that one first (107, subscription_table::expect()): each id gets a reply.
   const bool renewal = st.subs.count(cmd.channel) > 0;
   if (!renewal && st.subs.size() >= st.options.max_channels) {
     reply_error(st, cmd.id, cf::error_code::limit_exceeded,

@@ -15,8 +15,10 @@
 namespace herald::actors {
 
 /// Handles one WebSocket text message of a Centrifugo client: one or more
-/// commands separated by '\n', each answered by `id` (connect, subscribe,
-/// unsubscribe, refresh, ping; any other method gets error 104). A command
+/// commands separated by '\n', each answered by `id` exactly once, whatever
+/// arrives before its reply (connect, subscribe, unsubscribe, refresh, ping;
+/// any other method gets error 104; a subscribe that a later unsubscribe or
+/// subscribe of its channel ends unanswered gets 107). A command
 /// other than connect before connect, or a line without a readable `id`,
 /// closes the connection with 3501 "bad request". Bad tokens close it with
 /// 3500 (through Herald's 4001), an expired token at connect is answered

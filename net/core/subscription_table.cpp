@@ -51,6 +51,10 @@ void subscription_table::expect(const std::string& channel, std::uint64_t reques
     e = &entries_.back();
     e->channel = channel;
     e->hash = sse::channel_hash(channel);
+  } else {
+    // A subscribe still pending is superseded: its answer will be stale
+    // (on_answer), so it is answered here, before the one that replaces it.
+    end_pending(*e, "superseded by a later subscribe to the channel");
   }
   e->request = request;
   e->id = std::move(id);
@@ -79,17 +83,21 @@ void subscription_table::forget(const std::string& channel,
                          [&](const entry& e) { return e.channel == channel; });
   const bool cfo = dialect_ == ws::dialect::centrifugo;
   if (it != entries_.end()) {
-    if (!it->active && kind_ == transport::ws && !it->id.is_null()) {
-      // The subscribe is still on its way: it ends here, and says so.
-      constexpr std::string_view why = "unsubscribed before the subscription completed";
-      out_.write_message({}, cfo ? cf::encode_error(cf_id(it->id), cf::error_code::bad_request, why)
-                                 : ws::encode_error(it->id, errc::cancelled, why, channel));
-    }
+    end_pending(*it, "unsubscribed before the subscription completed");
     entries_.erase(it);
   }
   if (unsub_id)
     out_.write_message({}, cfo ? cf::encode_unsubscribe(cf_id(*unsub_id))
                                : ws::encode_unsubscribed(*unsub_id, channel));
+}
+
+void subscription_table::end_pending(entry& e, std::string_view why) {
+  if (e.active || kind_ != transport::ws || e.id.is_null())
+    return; // answered already (or SSE, which has no ids)
+  out_.write_message({}, dialect_ == ws::dialect::centrifugo
+                           ? cf::encode_error(cf_id(e.id), cf::error_code::bad_request, why)
+                           : ws::encode_error(e.id, errc::cancelled, why, e.channel));
+  e.id = nullptr;
 }
 
 std::string subscription_table::cursor() const {

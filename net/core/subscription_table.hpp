@@ -74,7 +74,10 @@ public:
   /// WebSocket: a subscribe is on its way to `channel` as the connection's
   /// request number `request`; `id` is the client's command id, echoed in the
   /// reply; `since` the client's position to recover from (may be empty).
-  /// Replaces an entry of the same channel (a renewed subscribe).
+  /// Replaces an entry of the same channel (a renewed subscribe); if that
+  /// entry's subscribe is still pending, it is answered first, with the error
+  /// forget() writes (its channel's answer would be stale): every id gets
+  /// exactly one reply.
   /// `reject_unrecovered`: Centrifugo flag bit 2, a failed recovery is
   /// answered with error 112 instead of a subscribe reply.
   void expect(const std::string& channel, std::uint64_t request, nlohmann::json id,
@@ -122,6 +125,10 @@ private:
   };
 
   entry* find(const std::string& channel) noexcept;
+  /// WebSocket: answers `e`'s pending subscribe, which ends unanswered by
+  /// its channel (Herald: `cancelled`; Centrifugo: error 107), with `why`.
+  /// Nothing if `e` has no pending id.
+  void end_pending(entry& e, std::string_view why);
   std::string id_line() const;
   /// Sets e.position.epoch and the cached cursor_head.
   void set_epoch(entry& e, const std::string& epoch);

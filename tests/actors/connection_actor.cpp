@@ -8,6 +8,7 @@
 
 #include "fixture.hpp" // last: caf/test/dsl.hpp defines expect() as a macro
 
+#include <algorithm>
 #include <deque>
 
 using namespace herald;
@@ -427,6 +428,83 @@ CAF_TEST(a subscribe answered in time is not given up) {
   publish({"stream:9"});
   CAF_REQUIRE_EQUAL(sink->bodies.size(), 2u);
   CAF_CHECK_EQUAL(body(1)["op"], "publication");
+}
+
+// Every command with an id gets exactly one reply, whatever else arrives
+// before it is answered: the subscribe replies come from the session's
+// subscription_table after the channel answered, the others at once.
+CAF_TEST(centrifugo every command id is answered once however commands interleave) {
+  sink->use_centrifugo();
+  connection_options opts;
+  opts.max_channels = 64;
+  opts.dialect = net::ws::dialect::centrifugo;
+  auto c = ws_conn(opts);
+  // The ids each reply (a body with an "id") answers, in order of writing.
+  auto replies = [&] {
+    std::vector<int> ids;
+    for (std::size_t i = 0; i < sink->bodies.size(); ++i)
+      if (auto& b = body(i); b.contains("id"))
+        ids.push_back(b["id"].get<int>());
+    return ids;
+  };
+  auto is_error = [&](int id, int code) {
+    for (std::size_t i = 0; i < sink->bodies.size(); ++i)
+      if (auto& b = body(i); b.value("id", 0) == id)
+        return b.contains("error") && b["error"]["code"] == code;
+    return false;
+  };
+  auto is_subscribe = [&](int id) {
+    for (std::size_t i = 0; i < sink->bodies.size(); ++i)
+      if (auto& b = body(i); b.value("id", 0) == id)
+        return b.contains("subscribe");
+    return false;
+  };
+  publish({"stream:q"});
+  // The tester's input: two subscribes to one channel in one message, after
+  // the connect reply. The first used to get no reply at all.
+  text(c, R"({"id":1,"connect":{}})");
+  text(c, "{\"id\":2,\"subscribe\":{\"channel\":\"stream:q\"}}\n"
+          "{\"id\":3,\"subscribe\":{\"channel\":\"stream:q\"}}");
+  CAF_CHECK_EQUAL(replies(), (std::vector<int>{1, 2, 3}));
+  CAF_CHECK(is_error(2, 107)); // superseded by id 3, which is the subscription
+  CAF_CHECK(is_subscribe(3));
+  CAF_CHECK_EQUAL(body(2)["subscribe"]["offset"], 1);
+  publish({"stream:q"});
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), 4u);
+  CAF_CHECK_EQUAL(body(3)["push"]["pub"]["offset"], 2);
+  // Subscribe, then unsubscribe before the reply; then subscribe, subscribe,
+  // unsubscribe; refresh and ping in between; connect again.
+  text(c, "{\"id\":4,\"subscribe\":{\"channel\":\"stream:r\"}}\n"
+          "{\"id\":5,\"unsubscribe\":{\"channel\":\"stream:r\"}}\n"
+          "{\"id\":6,\"subscribe\":{\"channel\":\"stream:s\"}}\n"
+          "{\"id\":7,\"refresh\":{\"token\":\"\"}}\n"
+          "{\"id\":8,\"subscribe\":{\"channel\":\"stream:s\"}}\n"
+          "{\"id\":9,\"ping\":{}}\n"
+          "{\"id\":10,\"unsubscribe\":{\"channel\":\"stream:s\"}}\n"
+          "{\"id\":11,\"connect\":{}}\n"
+          "{\"id\":12,\"subscribe\":{\"channel\":\"stream:t\"}}\n"
+          "{\"id\":13,\"subscribe\":{\"channel\":\"stream:t\"}}\n"
+          "{\"id\":14,\"subscribe\":{\"channel\":\"stream:t\"}}");
+  // A superseded or cancelled subscribe is answered when the command that
+  // ends it arrives, so ids are not in command order: each appears once.
+  auto ids = replies();
+  std::sort(ids.begin(), ids.end());
+  CAF_CHECK_EQUAL(ids, (std::vector<int>{1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14}));
+  CAF_CHECK(is_error(4, 107));
+  CAF_CHECK(is_error(6, 107));
+  CAF_CHECK(is_error(8, 107));
+  CAF_CHECK(is_error(11, 107)); // already connected
+  CAF_CHECK(is_error(12, 107));
+  CAF_CHECK(is_error(13, 107));
+  CAF_CHECK(is_subscribe(14));
+  // The channels left are the ones asked for last: q and t, not r or s.
+  const auto before = sink->bodies.size();
+  publish({"stream:r", "stream:s"});
+  CAF_CHECK_EQUAL(sink->bodies.size(), before);
+  publish({"stream:t"});
+  CAF_REQUIRE_EQUAL(sink->bodies.size(), before + 1);
+  CAF_CHECK_EQUAL(body(before)["push"]["channel"], "stream:t");
+  CAF_CHECK(!sink->closed.has_value());
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()

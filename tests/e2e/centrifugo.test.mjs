@@ -258,6 +258,106 @@ describe("centrifuge SDK: connect, subscribe, publications, tokens", () => {
     }
   });
 
+  test("every command id is answered once: a second subscribe to a channel before the first one's reply", async () => {
+    // Raw `ws`, as a tester sent it: two subscribes to one channel in one
+    // message (after the connect reply, or with the connect). Each id gets
+    // one reply: the superseded subscribe error 107, the later one the
+    // subscription (docs/centrifugo.md, Codes). The first id used to get none.
+    const open = async () => {
+      const ws = new WebSocket(`ws://127.0.0.1:${h.port}/connection/websocket`);
+      const replies = [];
+      const state = { replies, closed: null, ws };
+      ws.on("message", (m) => {
+        for (const line of m.toString().split("\n")) if (line.trim()) replies.push(JSON.parse(line));
+      });
+      ws.on("close", (code) => (state.closed = code));
+      await new Promise((res, rej) => {
+        ws.once("open", res);
+        ws.once("error", rej);
+      });
+      return state;
+    };
+    const token = auth.token({ sub: ALICE });
+    const connect = JSON.stringify({ id: 1, connect: { token } });
+    const pair = '{"id":2,"subscribe":{"channel":"stream:q"}}\n{"id":3,"subscribe":{"channel":"stream:q"}}';
+    const answered = (c, ids) => ids.every((id) => c.replies.some((r) => r.id === id));
+    const checkOnce = (c, ids) => {
+      const seen = c.replies.filter((r) => r.id !== undefined).map((r) => r.id);
+      assert.deepEqual(seen, ids, JSON.stringify(c.replies));
+      // Superseded while pending: 107. The channel may also have answered it
+      // before the second subscribe reached the session: a subscribe reply then.
+      const first = c.replies.find((r) => r.id === 2);
+      if (!first.subscribe) {
+        assert.equal(first.error?.code, 107, JSON.stringify(c.replies));
+        assert.match(first.error.message, /superseded/);
+      }
+      assert.ok(c.replies.find((r) => r.id === 3).subscribe, JSON.stringify(c.replies));
+      assert.equal(c.closed, null);
+    };
+    // The race was lost 11 times in 12: repeat it.
+    for (let round = 0; round < 12; round++) {
+      const together = round % 2 === 1;
+      const c = await open();
+      try {
+        if (together) {
+          c.ws.send(`${connect}\n${pair}`);
+        } else {
+          c.ws.send(connect);
+          await waitFor(() => answered(c, [1]), "connect reply");
+          c.ws.send(pair);
+        }
+        await waitFor(() => answered(c, [1, 2, 3]), `replies to ids 1, 2 and 3 (round ${round})`);
+        await sleep(50); // nothing more (no second reply to one id)
+        checkOnce(c, [1, 2, 3]);
+      } finally {
+        c.ws.close();
+      }
+    }
+    // More interleavings on one connection: subscribe then unsubscribe before
+    // the reply; subscribe, subscribe, unsubscribe; a refresh and a second
+    // connect among them. The subscription left is the last one asked for.
+    const c = await open();
+    try {
+      c.ws.send(connect);
+      await waitFor(() => answered(c, [1]), "connect reply");
+      const lines = [
+        { id: 2, subscribe: { channel: "stream:cf-race-a" } },
+        { id: 3, unsubscribe: { channel: "stream:cf-race-a" } },
+        { id: 4, subscribe: { channel: "stream:cf-race-b" } },
+        { id: 5, refresh: { token } },
+        { id: 6, subscribe: { channel: "stream:cf-race-b" } },
+        { id: 7, unsubscribe: { channel: "stream:cf-race-b" } },
+        { id: 8, connect: { token } },
+        { id: 9, subscribe: { channel: "stream:cf-race-c" } },
+        { id: 10, subscribe: { channel: "stream:cf-race-c" } },
+      ];
+      c.ws.send(lines.map((l) => JSON.stringify(l)).join("\n"));
+      const ids = lines.map((l) => l.id);
+      await waitFor(() => answered(c, ids), "a reply to every id");
+      await publishOk(h.url, { channel: "stream:cf-race-a", event: "e", data: {} }, { headers: auth.auth });
+      await publishOk(h.url, { channel: "stream:cf-race-b", event: "e", data: {} }, { headers: auth.auth });
+      await publishOk(h.url, { channel: "stream:cf-race-c", event: "e", data: { last: true } }, { headers: auth.auth });
+      await waitFor(() => c.replies.some((r) => r.push?.pub), "a publication");
+      await sleep(50);
+      // A superseded or cancelled subscribe is answered when the command that
+      // ends it arrives, so ids are not in command order: each appears once.
+      const seen = c.replies.filter((r) => r.id !== undefined).map((r) => r.id);
+      assert.deepEqual(seen.sort((a, b) => a - b), [1, ...ids], JSON.stringify(c.replies));
+      const byId = (id) => c.replies.find((r) => r.id === id);
+      // Ended before its reply: 107; answered before the command that ends it: its reply.
+      for (const id of [2, 4, 6, 9]) assert.ok(byId(id).error?.code === 107 || byId(id).subscribe, JSON.stringify(byId(id)));
+      assert.equal(byId(8).error?.code, 107, JSON.stringify(byId(8))); // already connected
+      for (const id of [3, 7]) assert.deepEqual(byId(id).unsubscribe, {});
+      assert.ok(byId(5).refresh, JSON.stringify(byId(5)));
+      assert.ok(byId(10).subscribe, JSON.stringify(byId(10)));
+      const pubs = c.replies.filter((r) => r.push?.pub);
+      assert.deepEqual(pubs.map((r) => r.push.channel), ["stream:cf-race-c"]);
+      assert.equal(c.closed, null);
+    } finally {
+      c.ws.close();
+    }
+  });
+
   test("the Protobuf SDK is told Protobuf is not supported (3501) and stops, no endless retry", async () => {
     const c = new CentrifugeProtobuf(`ws://127.0.0.1:${h.port}/connection/websocket`, {
       websocket: WebSocket,

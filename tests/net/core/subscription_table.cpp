@@ -282,3 +282,39 @@ TEST_CASE("centrifugo: unsubscribe replies echo the command id",
   CHECK(json::parse(r.out[0]).contains("error"));
   CHECK(json::parse(r.out[1]) == json::parse(R"({"id":4,"unsubscribe":{}})"));
 }
+
+TEST_CASE("centrifugo: a subscribe superseded while pending is answered before the one that "
+          "replaces it",
+          "[subscription_table][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.set_dialect(ws::dialect::centrifugo);
+  // {"id":2,"subscribe":..}\n{"id":3,"subscribe":..} to one channel, one message.
+  t.expect("stream:q", 1, 2, std::nullopt, false);
+  t.expect("stream:q", 2, 3, std::nullopt, false);
+  REQUIRE(r.out.size() == 1u);
+  CHECK(json::parse(r.out[0])["id"] == 2);
+  CHECK(json::parse(r.out[0])["error"]["code"] == 107);
+  t.on_answer(answer("stream:q", 1, "e", 0)); // the answer to the superseded one: stale
+  CHECK(r.out.size() == 1u);
+  t.on_answer(answer("stream:q", 2, "e", 0));
+  REQUIRE(r.out.size() == 2u);
+  CHECK(json::parse(r.out[1])["id"] == 3);
+  CHECK(json::parse(r.out[1]).contains("subscribe"));
+  // A renewal of an answered subscription (after a live gap) supersedes nothing.
+  t.expect("stream:q", 3, 4, stream_position{"e", 0}, false);
+  CHECK(r.out.size() == 2u);
+}
+
+TEST_CASE("ws: a subscribe superseded while pending answers cancelled", "[subscription_table]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.expect("stream:1", 1, 1, std::nullopt);
+  t.expect("stream:1", 2, 2, std::nullopt);
+  REQUIRE(r.out.size() == 1u);
+  CHECK(json::parse(r.out[0])["code"] == "cancelled");
+  CHECK(json::parse(r.out[0])["id"] == 1);
+  t.on_answer(answer("stream:1", 2, "e", 0));
+  REQUIRE(r.out.size() == 2u);
+  CHECK(json::parse(r.out[1])["id"] == 2);
+}
