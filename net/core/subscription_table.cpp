@@ -19,6 +19,18 @@ std::uint32_t cf_id(const nlohmann::json& id) {
     return 0;
   return static_cast<std::uint32_t>(id.get<std::int64_t>());
 }
+// The error that ends a subscribe still pending: `cancelled` (superseded or
+// unsubscribed; Centrifugo 107) or `unavailable` (no answer in time;
+// Centrifugo 100 with temporary, which the SDK retries).
+std::string pending_error(bool centrifugo, const nlohmann::json& id, const std::string& channel,
+                          errc code, std::string_view why) {
+  if (!centrifugo)
+    return ws::encode_error(id, code, why, channel);
+  const bool retry = code == errc::unavailable;
+  return cf::encode_error(cf_id(id), retry ? cf::error_code::internal : cf::error_code::bad_request,
+                          why, retry);
+}
+
 } // namespace
 
 subscription_table::entry* subscription_table::find(const std::string& channel) noexcept {
@@ -71,9 +83,8 @@ void subscription_table::give_up(const std::string& channel, std::uint64_t reque
   if (it == entries_.end() || it->active || it->request != request || kind_ != transport::ws)
     return;
   if (!it->id.is_null())
-    out_.write_message({}, dialect_ == ws::dialect::centrifugo
-                             ? cf::encode_error(cf_id(it->id), cf::error_code::internal, why, true)
-                             : ws::encode_error(it->id, errc::unavailable, why, channel));
+    out_.write_message({}, pending_error(dialect_ == ws::dialect::centrifugo, it->id, channel,
+                                         errc::unavailable, why));
   entries_.erase(it);
 }
 
@@ -94,9 +105,8 @@ void subscription_table::forget(const std::string& channel,
 void subscription_table::end_pending(entry& e, std::string_view why) {
   if (e.active || kind_ != transport::ws || e.id.is_null())
     return; // answered already (or SSE, which has no ids)
-  out_.write_message({}, dialect_ == ws::dialect::centrifugo
-                           ? cf::encode_error(cf_id(e.id), cf::error_code::bad_request, why)
-                           : ws::encode_error(e.id, errc::cancelled, why, e.channel));
+  out_.write_message(
+    {}, pending_error(dialect_ == ws::dialect::centrifugo, e.id, e.channel, errc::cancelled, why));
   e.id = nullptr;
 }
 
