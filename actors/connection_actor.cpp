@@ -190,8 +190,7 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
       // answers later, on_subscribed finds no entry and leaves it.
       auto& st = self->state;
       auto it = st.subs.find(channel);
-      if (st.closing || it == st.subs.end() || it->second.active ||
-          it->second.request != request)
+      if (st.closing || it == st.subs.end() || it->second.active || it->second.request != request)
         return;
       if (it->second.channel) // a renewal: the channel still lists the old subscribe
         self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));

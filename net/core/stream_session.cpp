@@ -72,11 +72,11 @@ void stream_session::forget(std::string channel, std::optional<nlohmann::json> u
 }
 
 void stream_session::give_up(std::string channel, std::uint64_t request, std::string why) {
-  shard_->post([self = shared_from_this(), c = std::move(channel), request,
-                w = std::move(why)]() mutable {
-    if (!self->closed_)
-      self->table_.give_up(c, request, w);
-  });
+  shard_->post(
+    [self = shared_from_this(), c = std::move(channel), request, w = std::move(why)]() mutable {
+      if (!self->closed_)
+        self->table_.give_up(c, request, w);
+    });
 }
 
 void stream_session::on_answer(const subscription_answer& a) {

@@ -358,16 +358,16 @@ CAF_TEST(ws and centrifugo subscribes the channel never answers get unavailable 
     return {[](watch_atom, const std::string&, const caf::actor&) {},
             [](unwatch_atom, const std::string&) {}};
   });
-  auto cluster_reg = spawn_registry(history_options{16, 60s}, [] { return std::string{}; },
-                                    silent_gateway);
+  auto cluster_reg = spawn_registry(
+    history_options{16, 60s}, [] { return std::string{}; }, silent_gateway);
   auto conn = [&](net::ws::dialect d) {
     connection_options opts;
     opts.kind = transport::ws;
     opts.max_channels = 64;
     opts.dialect = d;
     opts.subscribe_timeout = 4s;
-    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), cluster_reg,
-                       opts, std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
+    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), cluster_reg, opts,
+                       std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
     spawned.push_back(a);
     sched.run();
     return a;
