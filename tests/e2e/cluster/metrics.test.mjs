@@ -95,7 +95,13 @@ describe("cluster metrics", { timeout: 90_000 }, () => {
 
     // Redis goes away: the gauge drops to 0 ...
     await redis.kill("SIGKILL");
-    const down = await scrapeUntil(h.url, (m) => m.get("herald_redis_up") === 0, "herald_redis_up 0");
+    // The gauge and the counter are two updates, not one: wait for both
+    // (a fresh-clone run scraped between them: up 0, reconnects still 0).
+    const down = await scrapeUntil(
+      h.url,
+      (m) => m.get("herald_redis_up") === 0 && m.get("herald_redis_reconnects_total") >= 1,
+      "herald_redis_up 0 and one outage counted",
+    );
     assert.equal(down.get("herald_redis_reconnects_total"), 1);
     assert.equal((await getJson(h.url, "/v1/status")).json.redis, "down");
     check = await promtoolCheck(down.text);
