@@ -34,7 +34,10 @@ fi
 
 if [[ $stages == *" asan "* ]]; then
   started=$SECONDS
+  # -O1 -g1 (line tables, no variables): the sanitizers find the same faults and
+  # report them with file:line, at about half the compile time of -O2 -g.
   cmake -S . -B build-asan -DCMAKE_BUILD_TYPE=RelWithDebInfo -DHERALD_BUILD_TESTS=ON \
+    -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O1 -g1 -DNDEBUG" \
     -DHERALD_SANITIZE=address,undefined >/dev/null
   cmake --build build-asan -j2
   # detect_leaks: LeakSanitizer reports at exit; the e2e helpers fail a test
