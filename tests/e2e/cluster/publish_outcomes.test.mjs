@@ -29,7 +29,7 @@ import { before, describe, test } from "node:test";
 
 import { publish } from "../lib/herald.mjs";
 import { cleanupStack } from "../lib/processes.mjs";
-import { freePort, redisCli, startClusterHerald, startRedis, waitReady, waitUntil } from "./lib.mjs";
+import { freePort, redisCli, startClusterHerald, startRedis, tempDir, waitReady, waitUntil } from "./lib.mjs";
 
 const started = cleanupStack(); // herald, proxy, redis-servers: stopped after the file
 
@@ -168,12 +168,23 @@ async function commandClients(port) {
     .sort();
 }
 
+/** Waits until herald is ready and both its command connections are in Redis's CLIENT LIST. */
+async function settle(fx) {
+  await waitReady(fx.h.url);
+  await waitUntil(async () => (await commandClients(fx.master.port)).length === 2, { what: "two command connections" });
+}
+
 describe("publish outcomes under Redis faults (a master, its replica, --redis-wait-replicas=1)", () => {
   const fx = {};
   before(async () => {
-    fx.master = await startRedis();
+    // Each in a directory of its own: the replica's full sync writes dump.rdb
+    // into its working directory, which a later server there would load.
+    fx.master = await startRedis({ cwd: tempDir("herald-outcomes-master-") });
     started.push(fx.master);
-    fx.replica = await startRedis({ extra: ["--replicaof", "127.0.0.1", String(fx.master.port)] });
+    fx.replica = await startRedis({
+      cwd: tempDir("herald-outcomes-replica-"),
+      extra: ["--replicaof", "127.0.0.1", String(fx.master.port)],
+    });
     started.push(fx.replica);
     // A frozen replica ignores SIGTERM: thaw it before its stop.
     started.push(() => fx.replica.signal("SIGCONT"));
@@ -190,6 +201,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
   }, { timeout: 30_000 });
 
   test("WAIT times out (replica frozen): six publishes at once all say stored, Redis holds six, the master is never dropped", { timeout: 30_000 }, async () => {
+    await settle(fx);
     const { h, master, replica } = fx;
     const CH = "stream:o-wait";
     const clients = await commandClients(master.port);
@@ -222,6 +234,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
   });
 
   test("WAIT answers an error (NOPERM): /api/broadcast says stored, not replicated; Redis holds both", { timeout: 20_000 }, async () => {
+    await settle(fx);
     const { h, master } = fx;
     const A = "stream:o-werr-a";
     const B = "stream:o-werr-b";
@@ -239,6 +252,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
   });
 
   test("connection dropped after the script was sent, before its reply: unknown; stored; the same key gets the same offset", { timeout: 20_000 }, async () => {
+    await settle(fx);
     const { h, master, proxy } = fx;
     const CH = "stream:o-drop-reply";
     const rule = proxy.arm(CH, "drop-before-reply");
@@ -261,6 +275,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
   });
 
   test("connection dropped after the script's reply, before WAIT's: stored, not replicated", { timeout: 20_000 }, async () => {
+    await settle(fx);
     const { h, master, proxy } = fx;
     const CH = "stream:o-drop-wait";
     const rule = proxy.arm(CH, "drop-at-wait");
@@ -272,9 +287,9 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
   });
 
   test("command timeout (the script's reply held back): unknown; stored", { timeout: 20_000 }, async () => {
+    await settle(fx);
     const { h, master, proxy } = fx;
     const CH = "stream:o-hold";
-    await waitUntil(async () => (await commandClients(master.port)).length === 2, { what: "two command connections" });
     const clients = await commandClients(master.port);
     const rule = proxy.arm(CH, "hold");
     const t0 = Date.now();
@@ -288,13 +303,12 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
       what: "one command connection replaced",
     });
     assert.deepEqual(await held(master.port, CH), { xlen: 1, offset: 1 });
-    await waitReady(h.url);
   });
 
   test("READONLY (the master made a replica under herald): not stored, Redis unchanged", { timeout: 20_000 }, async () => {
+    await settle(fx);
     const { h, master } = fx;
     const CH = "stream:o-readonly";
-    await waitReady(h.url);
     await retryUntilStored(h.url, { channel: CH, event: "e", data: 1 }, "k-ro-1");
     // A master that does not exist: the node turns read-only and keeps its data.
     const nowhere = await freePort();
