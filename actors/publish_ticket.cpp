@@ -19,7 +19,7 @@ publish_ticket::~publish_ticket() {
 void publish_ticket::complete(std::size_t index, std::uint64_t offset) {
   offsets[index] = offset;
   if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1)
-    answer(200, net::http::encode_publish_response(request.channels, offsets));
+    finish();
 }
 
 void publish_ticket::complete(std::size_t index, std::uint64_t offset, const std::string& epoch) {
@@ -27,8 +27,56 @@ void publish_ticket::complete(std::size_t index, std::uint64_t offset, const std
   complete(index, offset);
 }
 
-void publish_ticket::fail(unsigned status, const std::string& body) {
-  answer(status, body);
+void publish_ticket::fail(std::size_t index, failure what, const std::string& reason) {
+  {
+    std::lock_guard<std::mutex> guard{failures_mtx_};
+    failures_.push_back({index, what, reason});
+  }
+  if (remaining_.fetch_sub(1, std::memory_order_acq_rel) == 1)
+    finish();
+}
+
+void publish_ticket::finish() {
+  std::vector<failed_channel> failed;
+  {
+    std::lock_guard<std::mutex> guard{failures_mtx_};
+    failed = failures_;
+  }
+  if (failed.empty()) {
+    answer(200, net::http::encode_publish_response(request.channels, offsets));
+    return;
+  }
+  const std::size_t total = request.channels.size();
+  std::size_t not_stored = 0, unknown = 0;
+  for (const auto& f : failed) {
+    not_stored += f.what == failure::not_stored ? 1 : 0;
+    unknown += f.what == failure::unknown ? 1 : 0;
+  }
+  // The reason to quote: the first channel whose outcome decided the answer.
+  auto quote = [&](failure kind) {
+    for (const auto& f : failed)
+      if (f.what == kind)
+        return total > 1 ? "channel " + request.channels[f.index] + ": " + f.reason : f.reason;
+    return std::string{};
+  };
+  std::string message;
+  if (not_stored == total) {
+    message = "Redis did not store the publication (" + quote(failure::not_stored) + "); retry";
+  } else if (not_stored == 0 && unknown == 0) {
+    message = "Redis stored the publication, but " + quote(failure::not_replicated) +
+              ": it may be lost in a failover; retry with the same Idempotency-Key, or it is "
+              "stored twice";
+  } else if (unknown > 0) {
+    message = "Redis may have stored the publication (" + quote(failure::unknown) +
+              "): retry with the same Idempotency-Key; without one a retry may store it twice";
+  } else {
+    // Stored on some channels and not on others: only a retry with the same
+    // key is safe (it stores it once where it is missing).
+    message = "Redis stored the publication on " + std::to_string(total - not_stored) + " of " +
+              std::to_string(total) + " channels, not on " + quote(failure::not_stored) +
+              ": retry with the same Idempotency-Key; without one a retry stores it twice";
+  }
+  answer(503, error_body(errc::unavailable, message));
 }
 
 void publish_ticket::answer(unsigned status, const std::string& body) {

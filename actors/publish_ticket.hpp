@@ -1,9 +1,11 @@
 // publish_ticket: one POST /v1/publish on its way through the actors. In
 // in-process mode the registry hands it to the channel actor of every
 // channel it names and each records the offset it assigned; in cluster mode
-// the Redis gateway records the offsets Redis assigned. The last channel to
-// complete answers the publisher; any failure answers it at once. Shared
-// between actors (and their threads) through publish_ticket_ptr.
+// the Redis gateway records the offsets Redis assigned, or how a channel's
+// publication failed. The last channel to report answers the publisher (200
+// when all stored it, else one 503 that says what the whole publish did:
+// docs/protocol.md "Publish outcomes"). Shared between actors (and their
+// threads) through publish_ticket_ptr.
 #pragma once
 
 #include "net/wire/http/publish_request.hpp"
@@ -13,6 +15,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -38,9 +41,23 @@ struct publish_ticket {
   /// gateway's completions leave it empty).
   void complete(std::size_t index, std::uint64_t offset, const std::string& epoch);
 
-  /// Answers the publisher with an error now (later completions are
-  /// ignored). Thread-safe; only the first answer counts.
-  void fail(unsigned status, const std::string& body);
+  /// How one channel's publication was not acknowledged (cluster mode).
+  enum class failure : std::uint8_t {
+    not_stored,     ///< Redis certainly did not store it (never ran the script)
+    not_replicated, ///< the master stored it; fewer replicas confirmed it than asked
+    unknown,        ///< sent, no answer: it may be stored and delivered
+  };
+
+  /// Records that channel number `index` was not acknowledged: `what` says
+  /// whether Redis stored it, `reason` why (one line, for the message).
+  /// Thread-safe; each index is completed or failed at most once. Once every
+  /// channel reported, the publisher gets `503 unavailable` whose message
+  /// says what the whole publish did: "did not store ...; retry" only when
+  /// no channel may have stored it, "stored ..., but not replicated" when
+  /// every channel stored it, and otherwise "may have stored ...: retry with
+  /// the same Idempotency-Key" (some channels stored it and others did not,
+  /// or a channel's outcome is unknown).
+  void fail(std::size_t index, failure what, const std::string& reason);
 
   net::http::publish_request request;
   std::vector<std::uint64_t> offsets;
@@ -52,6 +69,16 @@ struct publish_ticket {
 
 private:
   void answer(unsigned status, const std::string& body);
+  // Called by the last channel to report.
+  void finish();
+
+  struct failed_channel {
+    std::size_t index;
+    failure what;
+    std::string reason;
+  };
+  std::mutex failures_mtx_;
+  std::vector<failed_channel> failures_; // in the order they were reported
 
   std::atomic<std::size_t> remaining_;
   std::atomic<bool> answered_{false};

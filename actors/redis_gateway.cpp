@@ -71,17 +71,16 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
               caf::anon_send(me, writable_atom_v, r.ok, r.error);
             if (r.ok && r.duplicate)
               net::metrics::idempotent_replay();
+            using outcome = net::redis::backend::outcome;
+            using failure = publish_ticket::failure;
             if (r.ok)
               ticket->complete(i, r.offset, r.epoch);
-            else if (r.unreplicated)
-              ticket->fail(503, error_body(errc::unavailable,
-                                           "Redis stored the publication, but " + r.error +
-                                             ": it may be lost in a failover; retry with the "
-                                             "same Idempotency-Key, or it is stored twice"));
             else
-              ticket->fail(503,
-                           error_body(errc::unavailable, "Redis did not store the publication (" +
-                                                           r.error + "); retry"));
+              ticket->fail(i,
+                           r.what == outcome::not_replicated ? failure::not_replicated
+                           : r.what == outcome::not_stored   ? failure::not_stored
+                                                             : failure::unknown,
+                           r.error);
           });
       }
     },

@@ -131,8 +131,9 @@ config::config() {
     .add(redis_prefix, "redis-prefix", "prefix of every Redis key and channel")
     .add(redis_pool_size, "redis-pool-size", "Redis command connections")
     .add(redis_command_timeout_ms, "redis-command-timeout-ms",
-         "ms to wait for a Redis reply before dropping the connection; twice this is the "
-         "longest a WebSocket subscribe waits for its channel (then unavailable)")
+         "ms to wait for a Redis reply, from when Redis can start the command (the reply "
+         "before it came), before dropping the connection; twice this is the longest a "
+         "WebSocket subscribe waits for its channel (then unavailable)")
     .add(redis_wait_replicas, "redis-wait-replicas",
          "acknowledge a publication only once this many replicas of its Redis master "
          "confirmed it (Redis WAIT, up to half of --redis-command-timeout-ms; else 503); "

@@ -471,6 +471,11 @@ void http_session::send(unsigned status, std::string content_type, std::string b
     response_->set(bhttp::field::allow, allow_);
   if (status == 401)
     response_->set(bhttp::field::www_authenticate, "Bearer");
+  // Every 503 is temporary (Redis, readiness, shutdown): a publisher retries
+  // after a second, on another instance if it has one; the body says whether
+  // a publish may have been stored (docs/protocol.md "Publish outcomes").
+  if (status == 503)
+    response_->set(bhttp::field::retry_after, "1");
   if (status == 426) { // RFC 6455 section 4.4, RFC 9110 section 15.5.22
     response_->set(bhttp::field::sec_websocket_version, "13");
     response_->set(bhttp::field::upgrade, "websocket");

@@ -25,17 +25,39 @@ class backend {
 public:
   virtual ~backend() = default;
 
+  /// What a publish did in Redis, as far as this instance can know
+  /// (docs/protocol.md "Publish outcomes"). Only `stored` is ok.
+  enum class outcome : std::uint8_t {
+    /// The script ran and answered (and --redis-wait-replicas replicas
+    /// confirmed it): epoch and offset are set.
+    stored,
+    /// --redis-wait-replicas: the master stored it (and published it), but
+    /// fewer replicas than asked confirmed it, or WAIT itself failed (an
+    /// error, the connection lost or timed out after the script's reply). A
+    /// retry without the same idempotency key stores it twice.
+    not_replicated,
+    /// Certainly not stored: never sent (not connected, the connection went
+    /// before the command's bytes left), or refused by Redis before the
+    /// script ran (NOSCRIPT, MOVED, ASK, TRYAGAIN, CLUSTERDOWN, READONLY,
+    /// LOADING, BUSY, MASTERDOWN, NOAUTH, CROSSSLOT).
+    not_stored,
+    /// Sent, and no answer says what happened: the connection was lost or
+    /// timed out before the script's reply, or the script failed with
+    /// another error (it may have written part of its work). It may be
+    /// stored and delivered: retry with the same idempotency key.
+    unknown,
+  };
+
   struct publish_result {
     bool ok = false;
     std::string error;        ///< why it failed (not connected, timeout, Redis error)
     std::string epoch;        ///< the channel's epoch in Redis
     std::uint64_t offset = 0; ///< the offset Redis gave the publication
     bool duplicate = false;   ///< the idempotency key was seen: the first publication's offset
-    bool refused = false;     ///< Redis answered with an error (READONLY, OOM, script error...)
-    /// --redis-wait-replicas: the master stored it (and published it) but
-    /// fewer replicas than asked confirmed it; a retry without the same
-    /// idempotency key stores it twice.
-    bool unreplicated = false;
+    /// Redis answered with an error reply (READONLY, OOM, script error...),
+    /// not a WAIT that fell short: the instance does not take writes.
+    bool refused = false;
+    outcome what = outcome::not_stored; ///< stored when ok
   };
 
   struct sync_result {
@@ -47,9 +69,9 @@ public:
   };
 
   /// Runs the publish script for one channel (docs/cluster.md). `done` is
-  /// called exactly once, with ok false when Redis is unreachable or
-  /// answered an error (nothing was stored then, or we cannot know: the
-  /// publisher gets 503 and retries).
+  /// called exactly once, with ok true and `what` stored, or ok false and
+  /// `what` saying whether the publication is stored but not replicated,
+  /// certainly not stored, or unknown (see outcome); the publisher gets 503.
   /// `idempotency_key` (may be empty): a key already stored for the channel
   /// within the window is answered with its publication's epoch and offset
   /// (duplicate true) and nothing is stored or published; decided inside the

@@ -315,7 +315,7 @@ void cluster_client::run(script_kind kind, std::vector<std::string> keys,
                          std::vector<std::string> args, reply_fn done, int redirects_left,
                          std::chrono::steady_clock::time_point deadline) {
   if (stopped_) {
-    done(reply::disconnected());
+    done(reply::not_sent());
     return;
   }
   auto slot = key_slot(keys.front());
@@ -329,7 +329,7 @@ void cluster_client::run(script_kind kind, std::vector<std::string> keys,
   if (n == nullptr) {
     // No map yet, or its master is (re)connecting: wait a little for it.
     if (std::chrono::steady_clock::now() + wait_step > deadline) {
-      done(reply::disconnected());
+      done(reply::not_sent());
       return;
     }
     auto timer = std::make_shared<asio::steady_timer>(strand_, wait_step);
@@ -381,7 +381,7 @@ void cluster_client::on_script_reply(const std::shared_ptr<connection>& conn, sc
   // EVALSHA) so that no NOSCRIPT retry separates the command from ASKING.
   auto& target = ensure_node(rd.to);
   if (!target.conn->connected()) {
-    done(reply::disconnected());
+    done(reply::not_sent());
     return;
   }
   std::vector<std::string> call{"EVAL", kind == script_kind::publish ? publish_script : sync_script,

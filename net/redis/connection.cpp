@@ -5,6 +5,7 @@
 
 #include <hiredis/async.h>
 #include <hiredis/hiredis.h>
+#include <hiredis/sds.h>
 
 #include <algorithm>
 #include <iterator>
@@ -300,6 +301,8 @@ void connection::context_gone() {
   freeing_ = false;
   drop_reason_.clear();
   in_flight_.clear();
+  appended_ = 0;
+  last_reply_at_ = {};
   ping_outstanding_ = false;
   handshake_remaining_ = 0;
   cancel_timers();
@@ -354,23 +357,33 @@ bool connection::command(std::vector<std::string> args, reply_fn cb) {
     return false;
   }
   if (state_ != state::up || ac_ == nullptr || freeing_) {
-    post_reply(std::move(cb), reply::disconnected());
+    post_reply(std::move(cb), reply::not_sent());
     return false;
   }
   return send(args, std::move(cb));
 }
 
-bool connection::send(const std::vector<std::string>& args, reply_fn cb) {
+int connection::append(const std::vector<std::string>& args,
+                       void (*fn)(redisAsyncContext*, void*, void*), void* privdata) {
   argv_view v(args);
+  // hiredis formats the command into its output buffer at once; the socket
+  // is written later, when Asio reports it writable.
+  const auto before = sdslen(ac_->c.obuf);
+  int status = redisAsyncCommandArgv(ac_, fn, privdata, v.argc(), v.argv.data(), v.lens.data());
+  if (status == REDIS_OK)
+    appended_ += sdslen(ac_->c.obuf) - before;
+  return status;
+}
+
+bool connection::send(const std::vector<std::string>& args, reply_fn cb) {
   auto heap_cb = std::make_unique<reply_fn>(std::move(cb));
-  if (redisAsyncCommandArgv(ac_, &connection::on_reply_cb, heap_cb.get(), v.argc(), v.argv.data(),
-                            v.lens.data()) != REDIS_OK) {
+  if (append(args, &connection::on_reply_cb, heap_cb.get()) != REDIS_OK) {
     // hiredis refused (the context is being freed) and did not take the callback.
-    post_reply(std::move(*heap_cb), reply::disconnected());
+    post_reply(std::move(*heap_cb), reply::not_sent());
     return false;
   }
   heap_cb.release(); // on_reply_cb deletes it: hiredis calls it exactly once
-  in_flight_.push_back(std::chrono::steady_clock::now());
+  in_flight_.push_back({std::chrono::steady_clock::now(), appended_});
   if (options_.command_timeout.count() > 0 && !command_timer_armed_)
     arm_command_timer();
   return true;
@@ -385,24 +398,39 @@ void connection::post_reply(reply_fn cb, reply r) {
 void connection::on_reply_cb(redisAsyncContext* ac, void* r, void* privdata) noexcept {
   std::unique_ptr<reply_fn> cb(static_cast<reply_fn*>(privdata));
   auto* self = static_cast<connection*>(ac->data);
+  // Without a reply (the context is being freed; its output buffer still
+  // holds what was never written): did this command's bytes all leave?
+  bool written = true;
   if (!self->in_flight_.empty()) {
     // Replies come in command order: the oldest in flight is this one's.
-    if (r != nullptr)
-      metrics::observe(metrics::histogram::redis_command_latency,
-                       std::chrono::duration_cast<std::chrono::nanoseconds>(
-                         std::chrono::steady_clock::now() - self->in_flight_.front())
-                         .count());
+    const auto now = std::chrono::steady_clock::now();
+    if (r != nullptr) {
+      metrics::observe(
+        metrics::histogram::redis_command_latency,
+        std::chrono::duration_cast<std::chrono::nanoseconds>(now - self->in_flight_.front().sent)
+          .count());
+      self->last_reply_at_ = now;
+    } else {
+      const std::uint64_t unwritten = ac->c.obuf != nullptr ? sdslen(ac->c.obuf) : 0;
+      written = self->in_flight_.front().end + unwritten <= self->appended_;
+    }
     self->in_flight_.pop_front();
   }
   // A redisReply lives only inside this callback: copy it out.
-  reply value = r != nullptr ? copy_reply(*static_cast<redisReply*>(r)) : reply::disconnected();
+  reply value = r != nullptr ? copy_reply(*static_cast<redisReply*>(r))
+                : written    ? reply::disconnected()
+                             : reply::not_sent();
   if (*cb)
     (*cb)(std::move(value));
 }
 
+std::chrono::steady_clock::time_point connection::front_start() const {
+  return std::max(in_flight_.front().sent, last_reply_at_);
+}
+
 void connection::arm_command_timer() {
   command_timer_armed_ = true;
-  auto deadline = in_flight_.front() + options_.command_timeout;
+  auto deadline = front_start() + options_.command_timeout;
   command_timer_.expires_at(deadline);
   command_timer_.async_wait(
     [self = shared_from_this(), g = ++command_gen_](boost::system::error_code ec) {
@@ -416,23 +444,37 @@ void connection::on_command_timer() {
   command_timer_armed_ = false;
   if (in_flight_.empty() || ac_ == nullptr || freeing_)
     return;
-  if (in_flight_.front() + options_.command_timeout <= std::chrono::steady_clock::now()) {
+  if (front_start() + options_.command_timeout <= std::chrono::steady_clock::now()) {
     ++counters_.command_timeouts;
-    drop("command timeout: no reply within " + millis(options_.command_timeout));
+    drop("command timeout: no reply within " + millis(options_.command_timeout) +
+         " of when Redis could start the command");
     return;
   }
-  arm_command_timer(); // the oldest was answered; wait for the next oldest
+  // The oldest was answered (or is still behind a blocking command that
+  // answered late): wait for the one in front now.
+  arm_command_timer();
 }
 
 void connection::on_heartbeat_timer() {
   if (state_ != state::up || ac_ == nullptr || freeing_)
     return;
   if (ping_outstanding_) {
+    // A PING behind a blocking command (WAIT) is answered late by a server
+    // that answers: only a server that answered nothing for the whole
+    // timeout is frozen.
+    const auto due = std::max(ping_sent_at_, last_reply_at_) + options_.heartbeat_timeout;
+    const auto now = std::chrono::steady_clock::now();
+    if (now < due) {
+      arm(heartbeat_timer_, heartbeat_gen_, due - now, &connection::on_heartbeat_timer);
+      return;
+    }
     ++counters_.heartbeat_timeouts;
-    drop("heartbeat timeout: no PONG within " + millis(options_.heartbeat_timeout));
+    drop("heartbeat timeout: no reply within " + millis(options_.heartbeat_timeout) +
+         " while a PING waited");
     return;
   }
   ping_outstanding_ = true;
+  ping_sent_at_ = std::chrono::steady_clock::now();
   send({"PING"}, [this](reply r) {
     if (r.is_disconnected() || state_ != state::up)
       return;
@@ -484,7 +526,7 @@ bool connection::eval_script(script_id id, std::vector<std::string> keys,
   if (!by_sha)
     return command(std::move(*call), std::move(cb));
   if (state_ != state::up || ac_ == nullptr || freeing_) {
-    post_reply(std::move(cb), reply::disconnected());
+    post_reply(std::move(cb), reply::not_sent());
     return false;
   }
   return send(*call, [self = shared_from_this(), call, id, cb = std::move(cb)](reply r) mutable {
@@ -507,12 +549,10 @@ bool connection::eval_script(script_id id, std::vector<std::string> keys,
 bool connection::send_pubsub(const std::vector<std::string>& args) {
   if (ac_ == nullptr || freeing_)
     return false;
-  argv_view v(args);
   // hiredis keeps this callback per channel and calls it for the
   // confirmation, every message, the unsubscribe confirmation, and with
   // NULL when the context is freed. No privdata: ac->data is the connection.
-  return redisAsyncCommandArgv(ac_, &connection::on_push_cb, nullptr, v.argc(), v.argv.data(),
-                               v.lens.data()) == REDIS_OK;
+  return append(args, &connection::on_push_cb, nullptr) == REDIS_OK;
 }
 
 void connection::on_push_cb(redisAsyncContext* ac, void* r, void* /*privdata*/) noexcept {

@@ -6,12 +6,16 @@
 // a connection up: it resolves the host without blocking, connects with a
 // timeout, logs in (AUTH, SELECT, CLIENT SETNAME, SCRIPT LOAD of the
 // registered scripts), and then reports on_up. A lost connection, a command
-// without reply for `command_timeout`, or a PING heartbeat without PONG for
-// `heartbeat_timeout` drops the connection; every pending command's callback
-// then gets reply::disconnected(), on_down(reason) is called and the
-// connection reconnects after a capped exponential backoff with jitter.
+// without reply for `command_timeout`, or a PING heartbeat left without any
+// reply for `heartbeat_timeout` drops the connection; every pending
+// command's callback then gets reply::disconnected() (or reply::not_sent()
+// when its bytes never left), on_down(reason) is called and the connection
+// reconnects after a capped exponential backoff with jitter.
 // Many commands may be in flight at once (pipelining); replies arrive in
-// order.
+// order, and Redis runs a connection's commands one after the other, so a
+// command's timeout counts from when Redis could start it: its sending, or
+// the arrival of the reply before it, whichever is later. A blocking command
+// (WAIT) thus delays the commands behind it without making them time out.
 //
 // Threading: everything runs on the executor given to create() (a strand or
 // a single-threaded io_context). Every member function except create() and
@@ -51,7 +55,10 @@ namespace herald::net::redis {
 /// never before command() returns. When the
 /// connection was lost, stopped or timed out before the reply arrived (or the
 /// command could not be sent), the reply is `reply::disconnected()`: kind
-/// error, text "disconnected" (check with reply::is_disconnected()).
+/// error, text "disconnected" (check with reply::is_disconnected()); its
+/// `never_sent` is true (reply::not_sent()) when the command's bytes were
+/// never all written to the socket, so Redis certainly did not run it, and
+/// false when they were: Redis may have run it.
 using reply_fn = std::function<void(reply)>;
 
 /// Tuning of a connection (and of a subscriber, see subscriber.hpp).
@@ -70,14 +77,19 @@ struct connection_options {
   /// Bound on one attempt: name resolution, TCP connect and handshake
   /// (hiredis 0.14 has no connect timeout). 0: none.
   std::chrono::milliseconds connect_timeout{3000};
-  /// A command whose reply has not arrived after this long drops the
-  /// connection (hiredis 0.14 has no command timeout). 0: none. Blocking
-  /// commands (BLPOP) must use a server-side timeout below this one.
+  /// A command whose reply has not arrived this long after Redis could
+  /// start it (its sending, or the arrival of the previous reply, whichever
+  /// is later) drops the connection (hiredis 0.14 has no command timeout).
+  /// 0: none. Blocking commands (BLPOP, WAIT) must use a server-side timeout
+  /// below this one.
   std::chrono::milliseconds command_timeout{5000};
   /// PING sent this long after the previous PONG. 0: no heartbeat.
   std::chrono::milliseconds heartbeat_interval{1000};
-  /// A PING without PONG after this long drops the connection (a frozen
-  /// server keeps TCP up and is noticed only this way).
+  /// A PING outstanding while no reply at all arrived for this long (counted
+  /// from the PING's sending or the last reply, whichever is later) drops the
+  /// connection (a frozen server keeps TCP up and is noticed only this way).
+  /// A PING queued behind a blocking WAIT whose replies keep coming is not a
+  /// frozen server. Keep it above the longest blocking command's timeout.
   std::chrono::milliseconds heartbeat_timeout{3000};
   /// When set, called on the executor before every connection attempt; the
   /// attempt goes to the URL it returns instead of `target` (a Redis Cluster
@@ -94,7 +106,7 @@ struct connection_counters {
   std::uint64_t reconnects = 0;         ///< handshakes completed after the first
   std::uint64_t disconnects = 0;        ///< connections lost after on_up (= on_down calls)
   std::uint64_t command_timeouts = 0;   ///< drops because a reply was late
-  std::uint64_t heartbeat_timeouts = 0; ///< drops because a PONG was late
+  std::uint64_t heartbeat_timeouts = 0; ///< drops because no reply came while a PING waited
   std::uint64_t script_fallbacks = 0;   ///< EVALSHA answered NOSCRIPT, resent as EVAL
 };
 
@@ -218,6 +230,12 @@ private:
   // Sending. `send` requires a live context; returns false (cb posted) when
   // hiredis refuses the command (the context is being freed).
   bool send(const std::vector<std::string>& args, reply_fn cb);
+  // Appends a command to hiredis's output buffer; counts its bytes in
+  // appended_. Returns hiredis's status.
+  int append(const std::vector<std::string>& args, void (*fn)(redisAsyncContext*, void*, void*),
+             void* privdata);
+  // When Redis could start the oldest command in flight (in_flight_ not empty).
+  std::chrono::steady_clock::time_point front_start() const;
   void post_reply(reply_fn cb, reply r);
   bool send_pubsub(const std::vector<std::string>& args); // for subscriber
   void load_script(std::size_t index);
@@ -260,9 +278,22 @@ private:
   std::chrono::milliseconds backoff_;
   std::mt19937 rng_;
 
-  // Send times of the regular commands in flight, oldest first (hiredis
-  // answers them in order, so the front is the one to time out first).
-  std::deque<std::chrono::steady_clock::time_point> in_flight_;
+  // The regular commands in flight, oldest first (hiredis answers them in
+  // order, so the front is the one to time out first): when each was sent,
+  // and where its bytes end in the stream this context has written.
+  struct pending {
+    std::chrono::steady_clock::time_point sent;
+    std::uint64_t end = 0;
+  };
+  std::deque<pending> in_flight_;
+  // Bytes handed to hiredis's output buffer on the current context (every
+  // command's and pub/sub request's); minus what is still in that buffer,
+  // the bytes written to the socket.
+  std::uint64_t appended_ = 0;
+  // When the last reply arrived on the current context (epoch when none):
+  // the command after it could start no earlier.
+  std::chrono::steady_clock::time_point last_reply_at_{};
+  std::chrono::steady_clock::time_point ping_sent_at_{};
   std::vector<script_entry> scripts_;
   connection_counters counters_;
 

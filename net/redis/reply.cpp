@@ -16,6 +16,12 @@ reply reply::disconnected() {
   return make_error(std::string(disconnected_text));
 }
 
+reply reply::not_sent() {
+  reply r = disconnected();
+  r.never_sent = true;
+  return r;
+}
+
 reply reply::make_error(std::string text) {
   reply r;
   r.type = error;

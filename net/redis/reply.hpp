@@ -24,12 +24,17 @@ struct reply {
   long long number = 0;        ///< the value of an integer reply
   std::string str;             ///< bulk string, status or error text (binary-safe)
   std::vector<reply> elements; ///< the elements of an array reply
+  /// Only for a disconnected() reply: true when the command was never
+  /// written to Redis (not connected, or the connection went before its
+  /// bytes left), so Redis certainly did not run it (not_sent()). False
+  /// when it was written: it may have run, only its reply is missing.
+  bool never_sent = false;
 
   /// Nil bulk string or nil array (GET of a missing key, BLPOP timeout).
   bool is_nil() const noexcept { return type == nil; }
   /// Any error reply, including disconnected().
   bool is_error() const noexcept { return type == error; }
-  /// True for the error reply made by disconnected().
+  /// True for the error reply made by disconnected() or not_sent().
   bool is_disconnected() const noexcept { return type == error && str == disconnected_text; }
   /// True for an error reply whose text starts with `code` followed by a
   /// space or the end (for example has_error_code("NOSCRIPT")).
@@ -39,6 +44,8 @@ struct reply {
   /// kind error with the text "disconnected". A Lua script could forge it
   /// with redis.error_reply("disconnected"); Redis itself never sends it.
   static reply disconnected();
+  /// disconnected() for a command that never reached Redis: never_sent true.
+  static reply not_sent();
   /// An error reply with `text`.
   static reply make_error(std::string text);
 

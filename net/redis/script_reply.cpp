@@ -54,22 +54,51 @@ backend::publish_result to_probe_result(const reply& r) {
   return res;
 }
 
+bool refused_before_running(const reply& r) {
+  // Redis checks these before it calls the command: the script never ran.
+  // READONLY (and OOM) can also come from inside a script, at its first
+  // write: nothing was written then either, but OOM follows a DEL that
+  // needs no memory, so only READONLY is listed. NOPERM is left out: a
+  // refused PUBLISH inside the script comes after its writes.
+  static constexpr std::string_view codes[] = {"NOSCRIPT",    "MOVED",    "ASK",      "TRYAGAIN",
+                                               "CLUSTERDOWN", "READONLY", "LOADING",  "MASTERDOWN",
+                                               "BUSY",        "NOAUTH",   "CROSSSLOT"};
+  if (!r.is_error() || r.is_disconnected())
+    return false;
+  for (auto code : codes)
+    if (r.has_error_code(code))
+      return true;
+  return false;
+}
+
 backend::publish_result to_publish_result(reply r) {
+  using outcome = backend::outcome;
   if (r.type == reply::array && (r.elements.size() == 2 || r.elements.size() == 3) &&
       r.elements[0].type == reply::string && r.elements[1].type == reply::integer &&
       r.elements[1].number > 0) {
     backend::publish_result res{
       true, {}, r.elements[0].str, static_cast<std::uint64_t>(r.elements[1].number)};
     res.duplicate = r.elements.size() == 3;
+    res.what = outcome::stored;
     return res;
   }
   backend::publish_result res{
     false, r.is_error() ? r.str : "unexpected reply " + r.to_string(), {}, 0};
+  const bool unreplicated = r.is_error() && r.str.rfind(not_replicated, 0) == 0;
+  if (unreplicated) {
+    res.what = outcome::not_replicated;
+  } else if (r.is_disconnected()) {
+    res.what = r.never_sent ? outcome::not_stored : outcome::unknown;
+    res.error = r.never_sent ? "not sent: not connected to Redis"
+                             : "no reply from Redis: the connection was lost or timed out "
+                               "after the script was sent";
+  } else {
+    res.what = refused_before_running(r) ? outcome::not_stored : outcome::unknown;
+  }
   // An error reply from a live connection: Redis refused the write. Not a
   // WAIT that fell short: the master took the write, and readiness (whose
   // probe does not WAIT) would only flap.
-  res.unreplicated = r.is_error() && r.str.rfind(not_replicated, 0) == 0;
-  res.refused = r.is_error() && !r.is_disconnected() && !res.unreplicated;
+  res.refused = r.is_error() && !r.is_disconnected() && !unreplicated;
   return res;
 }
 
@@ -108,8 +137,22 @@ void wait_for_replicas(connection& conn, std::size_t replicas, std::chrono::mill
                    done(std::move(r));
                    return;
                  }
+                 // The script's reply came: the master stored it, whatever
+                 // became of WAIT. Never passed on as the publish's own error.
+                 const std::string at = r.elements.size() >= 2
+                                          ? "offset " + std::to_string(r.elements[1].number) +
+                                              " of epoch " + r.elements[0].str
+                                          : r.to_string();
+                 if (w.is_disconnected()) {
+                   done(reply::make_error(std::string(not_replicated) + "WAIT got no reply (" +
+                                          (w.never_sent ? "not sent: the connection was lost"
+                                                        : "the connection was lost or timed out") +
+                                          ") after the master stored it as " + at));
+                   return;
+                 }
                  if (w.is_error()) {
-                   done(std::move(w));
+                   done(reply::make_error(std::string(not_replicated) + "WAIT failed (" + w.str +
+                                          ") after the master stored it as " + at));
                    return;
                  }
                  done(reply::make_error(std::string(not_replicated) + std::to_string(w.number) +

@@ -46,9 +46,18 @@ extern const std::string probe_script;
 /// The probe's reply as a result: ok, or the error (`refused` as below).
 backend::publish_result to_probe_result(const reply& r);
 
-/// The publish script's reply as a result: ok with {epoch, offset[, 1]};
-/// otherwise the error text, `refused` when Redis itself answered an error
-/// (not for reply::disconnected(), nor for wait_for_replicas()'s "not
+/// True for an error reply that Redis gives before it runs a command
+/// (NOSCRIPT, MOVED, ASK, TRYAGAIN, CLUSTERDOWN, READONLY, LOADING,
+/// MASTERDOWN, BUSY, NOAUTH, CROSSSLOT): a script so answered wrote nothing.
+bool refused_before_running(const reply& r);
+
+/// The publish script's reply as a result: ok with {epoch, offset[, 1]} and
+/// outcome stored; otherwise the error text and the outcome: not_replicated
+/// for wait_for_replicas()'s "not replicated"; not_stored for
+/// reply::not_sent() and refused_before_running() replies; unknown for a
+/// reply::disconnected() that was sent and every other error (a script
+/// error may come after some of its writes). `refused` when Redis itself
+/// answered an error (not for a disconnected reply, nor for "not
 /// replicated", since the master did take that write).
 backend::publish_result to_publish_result(reply r);
 
@@ -58,11 +67,13 @@ backend::sync_result to_sync_result(reply r);
 /// --redis-wait-replicas: after a publish script's reply `r` on `conn`, runs
 /// Redis `WAIT <replicas> <timeout ms>` on the same connection (so it covers
 /// the script's writes) and calls `done` with `r` once at least `replicas`
-/// replicas confirmed; otherwise with an error reply "not replicated: K of N
-/// replicas confirmed the write within T ms (WAIT)" (the master stored it,
-/// so a publisher's retry should carry an idempotency key), or
-/// reply::disconnected(). `r` itself is passed on at once when it is not a
-/// success or `replicas` is 0. Executor of `conn` only; `done` runs there.
+/// replicas confirmed; otherwise with an error reply starting "not
+/// replicated: " ("K of N replicas confirmed the write within T ms (WAIT)",
+/// or, when WAIT itself failed, got an error or no reply, the reason and the
+/// offset the master stored): the master stored it, so it is never reported
+/// as not stored, and a publisher's retry should carry an idempotency key.
+/// `r` itself is passed on at once when it is not a success or `replicas`
+/// is 0. Executor of `conn` only; `done` runs there.
 void wait_for_replicas(connection& conn, std::size_t replicas, std::chrono::milliseconds timeout,
                        reply r, reply_fn done);
 

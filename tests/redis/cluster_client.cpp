@@ -2,7 +2,8 @@
 // (test_cluster.hpp): publications go out with SPUBLISH, every watched
 // channel is SSUBSCRIBEd on the master of its slot, and a channel whose
 // slot migrates is subscribed again on the new owner and reported as
-// watching (so the gateway syncs it from history).
+// watching (so the gateway syncs it from history). And what a publish
+// answers when its master freezes or dies (backend::outcome).
 #include "net/redis/cluster_client.hpp"
 
 #include <catch2/catch.hpp>
@@ -256,4 +257,61 @@ TEST_CASE_METHOD(
   REQUIRE(publish(f, *client, ch, 4) == 4);
   CHECK(client->redirects() == 1);
   CHECK(error_count(cl.node(0), "MOVED") == 1);
+}
+
+// Issue 19: what a publish answers when its master fails under it. Frozen
+// after the script was sent: unknown (it may run once the master thaws), and
+// a retry with the same idempotency key stores it at most once. Killed: the
+// script cannot be sent, so not stored.
+TEST_CASE_METHOD(started_cluster_client,
+                 "cluster_client: a master frozen mid-publish gives unknown, a dead one not stored",
+                 "[redis][cluster_client][cluster]") {
+  using outcome = backend::outcome;
+  start(std::chrono::hours(1));
+  const auto& ch = channels[0];
+  const auto owner = cl.owner_of(key_slot(keys_for("herald:", ch).pubsub));
+  auto publish_keyed = [&](const std::string& key) {
+    bool done = false;
+    backend::publish_result res;
+    client->publish(ch, "ev", "1", key, [&](backend::publish_result r) {
+      res = std::move(r);
+      done = true;
+    });
+    REQUIRE(f.run_until([&] { return done; }, 5s));
+    return res;
+  };
+  REQUIRE(publish(f, *client, ch, 1) == 1);
+
+  cl.node(owner).freeze();
+  auto frozen = publish_keyed("k-frozen");
+  cl.node(owner).thaw();
+  CHECK_FALSE(frozen.ok);
+  CHECK(frozen.what == outcome::unknown);
+  // Retried with the same key once the master answers again: stored once.
+  backend::publish_result again;
+  REQUIRE(f.run_until(
+    [&] {
+      again = publish_keyed("k-frozen");
+      return again.ok;
+    },
+    8s));
+  CHECK(again.offset == 2);
+  CHECK(cl.node(owner).command({"XLEN", keys_for("herald:", ch).history}).number == 2);
+
+  // Once the client knows its master is gone (a publish written into the
+  // socket before that is unknown: Herald cannot tell whether it arrived).
+  const auto address = "127.0.0.1:" + std::to_string(cl.node(owner).port());
+  cl.node(owner).kill();
+  REQUIRE(f.run_until(
+    [&] {
+      for (const auto& n : client->nodes())
+        if (n.address == address)
+          return !n.connected;
+      return false;
+    },
+    3s));
+  auto dead = publish_keyed("k-dead");
+  CHECK_FALSE(dead.ok);
+  CHECK(dead.what == outcome::not_stored);
+  CHECK_THAT(dead.error, Catch::Contains("not sent"));
 }

@@ -451,3 +451,111 @@ TEST_CASE("connection: stop() and drop() from inside callbacks", "[redis][connec
     CHECK(got[1].is_disconnected());
   }
 }
+
+// Issue 19: Redis runs a connection's commands one after the other, so a
+// command behind blocking WAITs starts late. Its timeout (and a heartbeat
+// PING's) counts from when Redis could start it: a healthy master that
+// answers every WAIT is never dropped. Before, the GET below timed out 600 ms
+// after its sending although Redis answered everything.
+TEST_CASE_METHOD(started_connection, "connection: commands behind blocking WAITs do not time out",
+                 "[redis][connection][timeout]") {
+  auto opts = test_options(srv.url());
+  opts.command_timeout = 600ms;
+  opts.heartbeat_interval = 100ms;
+  opts.heartbeat_timeout = 600ms;
+  create(opts);
+  start();
+
+  // No replica: each WAIT 1 400 blocks 400 ms, then answers 0.
+  std::vector<reply> got;
+  auto sent = std::chrono::steady_clock::now();
+  for (int i = 0; i < 4; ++i)
+    conn->command({"WAIT", "1", "400"}, [&](reply r) { got.push_back(std::move(r)); });
+  conn->command({"GET", "x"}, [&](reply r) { got.push_back(std::move(r)); });
+  REQUIRE(f.run_until([&] { return got.size() == 5; }, 5s));
+  auto took = std::chrono::steady_clock::now() - sent;
+  for (int i = 0; i < 4; ++i) {
+    INFO("WAIT " << i << ": " << got[i].to_string());
+    CHECK(got[i].type == reply::integer);
+    CHECK(got[i].number == 0);
+  }
+  CHECK(got[4].is_nil());
+  CHECK(took >= 1600ms); // the GET really waited behind the WAITs
+  CHECK(conn->counters().command_timeouts == 0);
+  CHECK(conn->counters().heartbeat_timeouts == 0);
+  CHECK(rec.downs == 0);
+  CHECK(conn->connected());
+}
+
+// The same accounting still drops a connection whose command gets no reply:
+// from when the WAIT before it answered, not from its sending.
+TEST_CASE_METHOD(started_connection,
+                 "connection: a command without reply times out from when Redis could start it",
+                 "[redis][connection][timeout]") {
+  auto opts = test_options(srv.url());
+  opts.command_timeout = 500ms;
+  opts.heartbeat_interval = 0ms; // only the command timeout may fire
+  create(opts);
+  start();
+
+  std::vector<reply> got;
+  std::chrono::steady_clock::duration blpop_after{};
+  auto sent = std::chrono::steady_clock::now();
+  conn->command({"WAIT", "1", "300"}, [&](reply r) { got.push_back(std::move(r)); });
+  conn->command({"BLPOP", "never", "0"}, [&](reply r) {
+    blpop_after = std::chrono::steady_clock::now() - sent;
+    got.push_back(std::move(r));
+  });
+  REQUIRE(f.run_until([&] { return got.size() == 2; }, 4s));
+  CHECK(got[0].type == reply::integer);
+  REQUIRE(got[1].is_disconnected());
+  CHECK_FALSE(got[1].never_sent); // written: Redis was running it
+  CHECK(blpop_after >= 800ms);    // 300 ms of WAIT, then 500 ms of its own
+  CHECK(blpop_after < 2000ms);
+  CHECK(conn->counters().command_timeouts == 1);
+  REQUIRE(rec.downs == 1);
+  CHECK_THAT(rec.down_reasons[0], Catch::Contains("command timeout"));
+}
+
+// Whether Redis may have run a command whose reply never came: only a
+// command whose bytes all left may have run (reply::never_sent false).
+TEST_CASE_METHOD(started_connection, "connection: a lost command says whether it was written",
+                 "[redis][connection]") {
+  start();
+  std::vector<reply> got;
+
+  SECTION("not connected: not sent") {
+    conn->drop("test: gone before the command");
+    REQUIRE_FALSE(conn->command({"SET", "k", "v"}, [&](reply r) { got.push_back(std::move(r)); }));
+    REQUIRE(f.run_until([&] { return got.size() == 1; }, 1s));
+    CHECK(got[0].is_disconnected());
+    CHECK(got[0].never_sent);
+  }
+  SECTION("dropped before its bytes left: not sent, and Redis has nothing") {
+    // hiredis writes when Asio reports the socket writable, after this
+    // handler: the drop comes first.
+    REQUIRE(conn->command({"SET", "k", "v"}, [&](reply r) { got.push_back(std::move(r)); }));
+    conn->drop("test: dropped before the write");
+    REQUIRE(f.run_until([&] { return got.size() == 1; }, 1s));
+    CHECK(got[0].is_disconnected());
+    CHECK(got[0].never_sent);
+    CHECK(srv.command({"EXISTS", "k"}).number == 0);
+  }
+  SECTION("dropped after its bytes left: may have run, and did") {
+    // A SET written, then a BLPOP that Redis holds: the drop comes while
+    // Redis has run the SET and blocks in the BLPOP.
+    REQUIRE(conn->command({"SET", "k", "v"}));
+    REQUIRE(conn->command({"BLPOP", "never", "0"}, [&](reply r) { got.push_back(std::move(r)); }));
+    REQUIRE(f.run_until(
+      [&] {
+        auto info = srv.command({"INFO", "clients"});
+        return info.str.find("blocked_clients:1") != std::string::npos;
+      },
+      2s));
+    conn->drop("test: dropped after the write");
+    REQUIRE(f.run_until([&] { return got.size() == 1; }, 1s));
+    CHECK(got[0].is_disconnected());
+    CHECK_FALSE(got[0].never_sent);
+    CHECK(srv.command({"GET", "k"}).str == "v");
+  }
+}

@@ -1,11 +1,20 @@
 // The publish script's reply as a result (net/redis/script_reply.hpp): what
-// the gateway tells a publisher depends on these flags (stored or not).
-// Pure: no server needed.
+// the gateway tells a publisher depends on its outcome (stored, not
+// replicated, not stored, unknown). Pure, except wait_for_replicas(), which
+// runs WAIT on a real redis-server.
 #include "net/redis/script_reply.hpp"
 
 #include "reply_values.hpp"
+#include "started_client.hpp"
 
 #include <catch2/catch.hpp>
+
+#include <chrono>
+#include <optional>
+
+using namespace std::chrono_literals;
+using herald::net::redis::wait_for_replicas;
+using herald::test::started_connection;
 
 using herald::net::redis::reply;
 using herald::net::redis::to_publish_result;
@@ -13,10 +22,13 @@ using herald::test::array;
 using herald::test::integer;
 using herald::test::string;
 
+using outcome = herald::net::redis::backend::outcome;
+
 TEST_CASE("to_publish_result: stored, refused, unreplicated, disconnected",
           "[redis][script_reply]") {
   auto stored = to_publish_result(array({string("e1"), integer(7)}));
   CHECK(stored.ok);
+  CHECK(stored.what == outcome::stored);
   CHECK(stored.epoch == "e1");
   CHECK(stored.offset == 7u);
   CHECK_FALSE(stored.duplicate);
@@ -25,15 +37,128 @@ TEST_CASE("to_publish_result: stored, refused, unreplicated, disconnected",
   auto unrep = to_publish_result(
     reply::make_error("not replicated: 0 of 1 replicas confirmed the write within 1000 ms (WAIT)"));
   CHECK_FALSE(unrep.ok);
-  CHECK(unrep.unreplicated);
+  CHECK(unrep.what == outcome::not_replicated);
   CHECK_FALSE(unrep.refused);
 
   auto readonly =
     to_publish_result(reply::make_error("READONLY You can't write against a read only replica."));
   CHECK(readonly.refused);
-  CHECK_FALSE(readonly.unreplicated);
+  CHECK(readonly.what == outcome::not_stored);
 
+  // Sent, then the connection went (or timed out): it may have run.
   auto gone = to_publish_result(reply::disconnected());
   CHECK_FALSE(gone.refused);
-  CHECK_FALSE(gone.unreplicated);
+  CHECK(gone.what == outcome::unknown);
+  CHECK_THAT(gone.error, Catch::Contains("after the script was sent"));
+
+  // Never written: it cannot have run.
+  auto unsent = to_publish_result(reply::not_sent());
+  CHECK_FALSE(unsent.refused);
+  CHECK(unsent.what == outcome::not_stored);
+}
+
+// Issue 19: "not stored" only where Redis refused before running the script.
+TEST_CASE("to_publish_result: errors before the script ran are not stored, others unknown",
+          "[redis][script_reply]") {
+  for (const char* text :
+       {"NOSCRIPT No matching script. Please use EVAL.", "MOVED 3999 127.0.0.1:6381",
+        "ASK 3999 127.0.0.1:6381", "TRYAGAIN Multiple keys request during rehashing of slot",
+        "CLUSTERDOWN The cluster is down", "READONLY You can't write against a read only replica.",
+        "LOADING Redis is loading the dataset in memory",
+        "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+        "BUSY Redis is busy running a script.", "NOAUTH Authentication required.",
+        "CROSSSLOT Keys in request don't hash to the same slot"}) {
+    INFO(text);
+    auto r = to_publish_result(reply::make_error(text));
+    CHECK(r.what == outcome::not_stored);
+    CHECK(r.refused);
+  }
+  // A script error may come after some of its writes (a refused PUBLISH
+  // comes after the XADD); OOM may follow the DEL of a new channel.
+  for (const char* text :
+       {"ERR Error running script (call to f_1): @user_script:40: Wrong number of args",
+        "NOPERM this user has no permissions to access the 'x' channel",
+        "OOM command not allowed when used memory > 'maxmemory'.", "MOVEDX not a code",
+        "WRONGTYPE Operation against a key holding the wrong kind of value"}) {
+    INFO(text);
+    auto r = to_publish_result(reply::make_error(text));
+    CHECK(r.what == outcome::unknown);
+    CHECK(r.refused);
+  }
+  CHECK(to_publish_result(integer(3)).what == outcome::unknown); // an unexpected reply
+}
+
+namespace {
+
+// A started connection, for wait_for_replicas() after a (made-up) stored
+// script reply: {"e1", 7}. `result` is what the publisher would be told.
+struct waiting : started_connection {
+  using started_connection::started_connection;
+  std::optional<herald::net::redis::backend::publish_result> result;
+
+  void wait(std::size_t replicas, std::chrono::milliseconds timeout) {
+    wait_for_replicas(*conn, replicas, timeout, array({string("e1"), integer(7)}),
+                      [this](reply w) { result = to_publish_result(std::move(w)); });
+  }
+  void require_result() {
+    REQUIRE(f.run_until([this] { return result.has_value(); }, 3s));
+  }
+};
+
+// A server whose WAIT is renamed away: WAIT answers an error.
+struct waiting_without_wait : waiting {
+  waiting_without_wait()
+    : waiting({"--rename-command", "WAIT", ""}) {}
+};
+
+} // namespace
+
+// Issue 19: once the script's reply says stored, a failing WAIT (an error, a
+// drop before or after it was written, a timeout) is "stored, not
+// replicated", never passed on as the publish's own error ("not stored").
+TEST_CASE_METHOD(waiting, "wait_for_replicas: the master stored it, whatever WAIT does",
+                 "[redis][script_reply]") {
+  start();
+  SECTION("enough replicas (0 asked): stored") {
+    wait(0, 100ms);
+    require_result();
+    CHECK(result->what == outcome::stored);
+    CHECK(result->offset == 7u);
+  }
+  SECTION("WAIT falls short") {
+    wait(1, 100ms);
+    require_result();
+    CHECK(result->what == outcome::not_replicated);
+    CHECK_THAT(result->error, Catch::Contains("0 of 1 replicas"));
+  }
+  SECTION("the connection drops while WAIT blocks") {
+    wait(1, 5000ms);
+    REQUIRE(f.run_until(
+      [&] {
+        return srv.command({"INFO", "clients"}).str.find("blocked_clients:1") != std::string::npos;
+      },
+      2s));
+    conn->drop("test: dropped during WAIT");
+    require_result();
+    CHECK(result->what == outcome::not_replicated);
+    CHECK_FALSE(result->refused);
+    CHECK_THAT(result->error, Catch::Contains("WAIT got no reply"));
+    CHECK_THAT(result->error, Catch::Contains("offset 7 of epoch e1"));
+  }
+  SECTION("the connection drops before WAIT is written") {
+    wait(1, 5000ms);
+    conn->drop("test: dropped before WAIT left");
+    require_result();
+    CHECK(result->what == outcome::not_replicated);
+  }
+}
+
+TEST_CASE_METHOD(waiting_without_wait, "wait_for_replicas: a WAIT error is not replicated",
+                 "[redis][script_reply]") {
+  start();
+  wait(1, 100ms);
+  require_result();
+  CHECK(result->what == outcome::not_replicated);
+  CHECK_FALSE(result->refused);
+  CHECK_THAT(result->error, Catch::Contains("WAIT failed"));
 }
