@@ -150,7 +150,10 @@ void on_subscribe(connection_pointer self, const cf::command& cmd) {
     since = cmd.since;
   st.sink->expect(cmd.channel, st.next_request, nlohmann::json(cmd.id), since,
                   (cmd.flag & cf::flag_reject_unrecovered) != 0);
-  send_subscribe(self, cmd.channel, std::move(since));
+  // After a live epoch_changed gap (an unsubscribe push 2500) the SDK comes
+  // back here with its old epoch: the reply carries the new epoch's
+  // publications, marked not recovered (docs/centrifugo.md "Gaps and recovery").
+  send_subscribe(self, cmd.channel, std::move(since), /*epoch_history=*/true);
 }
 
 void on_unsubscribe(connection_pointer self, const cf::command& cmd) {

@@ -55,12 +55,15 @@ bool channel_state::holds(const publication& p) const {
   return h->offset == p.offset && h->event == p.event && h->data == p.data;
 }
 
-recovery channel_state::decide(const std::optional<net::stream_position>& since) const {
+recovery channel_state::decide(const std::optional<net::stream_position>& since,
+                               bool epoch_history) const {
   recovery r;
   if (!since)
     return r;
   if (since->epoch != epoch) {
     r.reason = "epoch_changed";
+    if (epoch_history)
+      r.replay.assign(history.begin(), history.end()); // all of the current epoch
     return r;
   }
   if (since->offset > offset) {
@@ -161,7 +164,7 @@ void remove_subscriber(channel_pointer self, const caf::actor& who) {
 void answer(channel_pointer self, const subscribe_request& req, bool monitored = false) {
   auto& st = self->state;
   st.prune(self->clock().now());
-  auto rec = st.decide(req.since);
+  auto rec = st.decide(req.since, req.epoch_history);
   auto [it, added] = st.subscribers.try_emplace(req.subscriber, req.sink);
   if (!added)
     it->second = req.sink;

@@ -108,7 +108,11 @@ struct channel_state {
 
   /// What a subscriber at `since` receives: see docs/protocol.md "Recovery".
   /// Call prune() first so that expired entries are not replayed.
-  recovery decide(const std::optional<net::stream_position>& since) const;
+  /// @param epoch_history with `since` in another epoch (epoch_changed): the
+  ///        replay holds the retained history of the current epoch, oldest
+  ///        first, and `recovered` stays false.
+  recovery decide(const std::optional<net::stream_position>& since,
+                  bool epoch_history = false) const;
 
   /// The history holds `p` (same epoch assumed): the same event and data at
   /// its offset.

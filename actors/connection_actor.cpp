@@ -113,14 +113,14 @@ void on_text(connection_pointer self, const std::string& text) {
 // of the subscribe first (WebSocket: expect(); SSE: begin()), through the
 // same shard queue the channel's answer takes after it.
 void send_subscribe(connection_pointer self, const std::string& channel,
-                    std::optional<net::stream_position> since) {
+                    std::optional<net::stream_position> since, bool epoch_history) {
   auto& st = self->state;
   auto& s = st.subs[channel];
   s.request = st.next_request++;
   s.active = false; // a renewed subscribe: on_subscribed takes the new answer
   self->send(st.registry, subscribe_atom_v,
              subscribe_request{channel, caf::actor_cast<caf::actor>(self), std::move(since),
-                               s.request, st.sink});
+                               s.request, st.sink, epoch_history});
   if (st.options.kind == transport::ws && st.options.subscribe_timeout.count() > 0)
     self->delayed_send(self, st.options.subscribe_timeout, subscribe_timeout_atom_v, channel,
                        s.request);

@@ -97,8 +97,9 @@ using connection_pointer = caf::stateful_actor<connection_state>*;
 /// Sends a subscribe for `channel` (through the registry) as the next request
 /// number, recording it in `subs` (a renewed subscribe replaces the pending
 /// one). The caller told the session first (frame_sink::expect()).
+/// @param epoch_history see subscribe_request::epoch_history (Centrifugo).
 void send_subscribe(connection_pointer self, const std::string& channel,
-                    std::optional<net::stream_position> since);
+                    std::optional<net::stream_position> since, bool epoch_history = false);
 
 /// Closes the client once (later calls are ignored).
 void close_client(connection_pointer self, net::close_request req);

@@ -99,6 +99,12 @@ struct subscribe_request {
   std::uint64_t request = 0;
   /// The session publications go to (and the answer, through its shard).
   std::shared_ptr<net::subscriber_sink> sink;
+  /// When `since` names an epoch the channel no longer has (epoch_changed),
+  /// the answer's replay holds what the channel retains of its current epoch
+  /// (recovered stays false). The Centrifugo dialect asks for it: its live
+  /// epoch_changed gap makes the SDK subscribe again, and that reply is the
+  /// only place the new epoch's first publications can reach it.
+  bool epoch_history = false;
 };
 
 /// The channel's answer, handed to the subscriber's session before any live

@@ -15,6 +15,7 @@
 #include <fstream>
 #include <set>
 #include <sstream>
+#include <vector>
 
 extern char** environ;
 
@@ -51,6 +52,55 @@ std::string shown(const config& cfg, std::string_view name, std::string_view val
   if (v.size() > 80)
     v = v.substr(0, 77) + "...";
   return "'" + v + "'";
+}
+
+// Edit distance (insertions, deletions, substitutions, swaps of two
+// neighbours) between `a` and `b`.
+std::size_t edit_distance(std::string_view a, std::string_view b) {
+  std::vector<std::vector<std::size_t>> d(a.size() + 1, std::vector<std::size_t>(b.size() + 1));
+  for (std::size_t i = 0; i <= a.size(); ++i)
+    d[i][0] = i;
+  for (std::size_t j = 0; j <= b.size(); ++j)
+    d[0][j] = j;
+  for (std::size_t i = 1; i <= a.size(); ++i)
+    for (std::size_t j = 1; j <= b.size(); ++j) {
+      d[i][j] = std::min(
+        {d[i - 1][j] + 1, d[i][j - 1] + 1, d[i - 1][j - 1] + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      if (i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1])
+        d[i][j] = std::min(d[i][j], d[i - 2][j - 2] + 1);
+    }
+  return d[a.size()][b.size()];
+}
+
+// "; did you mean <prefix><option> (<its description>)?" for the Herald
+// option nearest to the unknown `name`: `name`-file when there is one (a
+// secret's option is the file holding it: --jwt-secret -> --jwt-secret-file,
+// whose description names its environment variable), else the nearest by
+// edit distance, when at most a quarter of the name (at least 2) differs.
+// Empty when no option is near.
+std::string did_you_mean(const config& cfg, std::string_view name, std::string_view prefix) {
+  const caf::config_option* best = nullptr;
+  std::size_t best_distance = std::max<std::size_t>(2, name.size() / 4) + 1;
+  const auto file = std::string{name} + "-file";
+  for (const auto& opt : cfg.option_set()) {
+    if (!is_herald_option(opt))
+      continue;
+    auto candidate = option_name(opt);
+    if (candidate == file) {
+      best = &opt;
+      break;
+    }
+    if (auto dist = edit_distance(name, candidate); dist < best_distance) {
+      best_distance = dist;
+      best = &opt;
+    }
+  }
+  if (best == nullptr)
+    return {};
+  auto text = "; did you mean " + std::string{prefix} + option_name(*best);
+  if (auto what = option_description(*best); !what.empty())
+    text += " (" + what + ")";
+  return text + "?";
 }
 
 // One value from one source, already type-checked.
@@ -105,7 +155,8 @@ public:
                   const std::string& where) {
     auto opt = find_option(cfg_, name);
     if (opt == nullptr || meta_options.count(std::string{name})) {
-      err_ << "herald: unknown option --" << name << " (" << where << ")\n";
+      err_ << "herald: unknown option --" << name << " (" << where << ")"
+           << did_you_mean(cfg_, name, "--") << "\n";
       return false;
     }
     std::string_view input = text;
@@ -172,8 +223,10 @@ public:
       }
       auto opt = find_option(cfg_, name);
       if (opt == nullptr || meta_options.count(name) || !is_herald_option(*opt)) {
-        fail("unknown option " + name +
-             (section == "global" ? std::string{} : " in section [" + section + "]"));
+        err_ << "herald: unknown option " << name
+             << (section == "global" ? std::string{} : " in section [" + section + "]") << " ("
+             << where << ")" << did_you_mean(cfg_, name, "") << "\n";
+        ok = false;
         continue;
       }
       if (text.empty()) {

@@ -35,7 +35,9 @@ struct subscription_answer {
   stream_position position;  ///< epoch and offset of the channel's latest publication
   bool recovered = false;    ///< a cursor was given and every missed publication is in `replay`
   std::string reason;        ///< why recovery failed ("epoch_changed", ...; empty otherwise)
-  std::vector<publication_ptr> replay; ///< the missed publications, in offset order
+  /// The missed publications, in offset order. Without `recovered` only when
+  /// the request asked for the current epoch's history (epoch_changed).
+  std::vector<publication_ptr> replay;
 };
 
 class shard;

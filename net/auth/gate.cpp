@@ -2,12 +2,15 @@
 
 namespace herald::net::auth {
 
+// The key is looked for only where each route reads it: a refusal for a key
+// that is not there names that place (a key sent in another route's header
+// was: "the API key is not accepted", as if it were wrong).
 gate_result check_publish(const policy& p, std::string_view authorization) {
   if (api_key_accepted(p, authorization))
     return {};
   return {errc::unauthorized,
-          authorization.empty() ? "publishing needs Authorization: Bearer <API key>"
-                                : "the API key is not accepted",
+          bearer_token(authorization).empty() ? "publishing needs Authorization: Bearer <API key>"
+                                              : "the API key is not accepted",
           {}};
 }
 
@@ -15,9 +18,23 @@ gate_result check_channel_position(const policy& p, std::string_view authorizati
   if (api_key_accepted(p, authorization))
     return {};
   return {errc::unauthorized,
-          authorization.empty()
+          bearer_token(authorization).empty()
             ? "reading a channel's position needs Authorization: Bearer <API key>"
             : "the API key is not accepted",
+          {}};
+}
+
+gate_result check_server_api(const policy& p, std::string_view x_api_key,
+                             std::string_view authorization) {
+  if (api_key_header_accepted(p, x_api_key, authorization))
+    return {};
+  if (!x_api_key.empty() || !apikey_credentials(authorization).empty())
+    return {errc::unauthorized, "the API key is not accepted", {}};
+  return {errc::unauthorized,
+          bearer_token(authorization).empty()
+            ? "the server API needs X-API-Key: <key> or Authorization: apikey <key>"
+            : "the server API needs X-API-Key: <key> or Authorization: apikey <key> "
+              "(Authorization: Bearer is read by /v1/publish)",
           {}};
 }
 

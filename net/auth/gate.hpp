@@ -21,12 +21,26 @@ struct gate_result {
 };
 
 /// POST /v1/publish: `authorization` is the header value (may be empty).
-/// @returns unauthorized unless the API key matches (or none is configured).
+/// @returns unauthorized unless the API key matches (or none is configured);
+///          the message says the route needs `Authorization: Bearer <API
+///          key>` when the header carries no Bearer credentials (absent, or
+///          another scheme such as /api's `apikey`), else that the key is not
+///          accepted.
 gate_result check_publish(const policy& p, std::string_view authorization);
 
 /// GET /v1/channels/{name}: the same API key as publish, with a message
 /// that names this read route (was: the publish message).
 gate_result check_channel_position(const policy& p, std::string_view authorization);
+
+/// POST /api/... (Centrifugo's server API): the API key in `X-API-Key:
+/// <key>` or `Authorization: apikey <key>` (net/auth/policy.hpp,
+/// api_key_header_accepted). Both values may be empty.
+/// @returns unauthorized unless one of them carries the key (or none is
+///          configured); the message names those two headers when neither
+///          holds a key (also when a Bearer one came, /v1/publish's header),
+///          "the API key is not accepted" when one holds a wrong key.
+gate_result check_server_api(const policy& p, std::string_view x_api_key,
+                             std::string_view authorization);
 
 /// GET /v1/ws upgrade. Refuses a browser Origin that is not allowed
 /// (forbidden), and a Bearer token that does not verify (unauthorized).

@@ -41,9 +41,12 @@ std::array<unsigned char, 32> digest_of(std::string_view key) {
   return out;
 }
 
-std::string_view bearer_token(std::string_view authorization) noexcept {
-  constexpr std::string_view scheme = "bearer ";
-  if (authorization.size() <= scheme.size() || !iequals(authorization.substr(0, 7), scheme))
+namespace {
+// The credentials of an `Authorization: <scheme> <credentials>` value, trimmed;
+// `scheme` lower-case with its space. Empty for another scheme.
+std::string_view credentials(std::string_view authorization, std::string_view scheme) noexcept {
+  if (authorization.size() <= scheme.size() ||
+      !iequals(authorization.substr(0, scheme.size()), scheme))
     return {};
   auto t = authorization.substr(scheme.size());
   while (!t.empty() && t.front() == ' ')
@@ -51,6 +54,15 @@ std::string_view bearer_token(std::string_view authorization) noexcept {
   while (!t.empty() && t.back() == ' ')
     t.remove_suffix(1);
   return t;
+}
+} // namespace
+
+std::string_view bearer_token(std::string_view authorization) noexcept {
+  return credentials(authorization, "bearer ");
+}
+
+std::string_view apikey_credentials(std::string_view authorization) noexcept {
+  return credentials(authorization, "apikey ");
 }
 
 bool api_key_accepted(const policy& p, std::string_view authorization) {
@@ -73,18 +85,9 @@ bool api_key_header_accepted(const policy& p, std::string_view x_api_key,
                              std::string_view authorization) {
   if (!p.api_key_digest)
     return true;
-  constexpr std::string_view scheme = "apikey ";
-  std::string_view from_auth;
-  if (authorization.size() > scheme.size() && iequals(authorization.substr(0, 7), scheme)) {
-    from_auth = authorization.substr(scheme.size());
-    while (!from_auth.empty() && from_auth.front() == ' ')
-      from_auth.remove_prefix(1);
-    while (!from_auth.empty() && from_auth.back() == ' ')
-      from_auth.remove_suffix(1);
-  }
   // Both are compared, whatever the first gives: the time taken says nothing.
   bool a = key_matches(p, x_api_key);
-  bool b = key_matches(p, from_auth);
+  bool b = key_matches(p, apikey_credentials(authorization));
   return a || b;
 }
 

@@ -67,6 +67,11 @@ bool api_key_header_accepted(const policy& p, std::string_view x_api_key,
 /// or uses another scheme.
 std::string_view bearer_token(std::string_view authorization) noexcept;
 
+/// The key of an `Authorization: apikey <key>` header value (Centrifugo's
+/// server API; scheme case-insensitive). @returns empty when the value is
+/// absent or uses another scheme.
+std::string_view apikey_credentials(std::string_view authorization) noexcept;
+
 /// Verifies `token` at `now` (s since the Unix epoch) and makes the
 /// principal. With auth off returns an authenticated principal without
 /// looking at the token. @returns token_error::none or why it was refused.

@@ -196,7 +196,11 @@ void subscription_table::deliver(entry& e, const publication& p, bool live) {
 void subscription_table::take_position(entry& e, const subscription_answer& a) {
   e.active = true;
   set_epoch(e, a.position.epoch);
-  e.position.offset = (e.since && a.recovered) ? e.since->offset : a.position.offset;
+  // A replay without recovery (Centrifugo, epoch_changed: the current epoch's
+  // history) starts before its first publication.
+  e.position.offset = (e.since && a.recovered) ? e.since->offset
+                      : !a.replay.empty()      ? a.replay.front()->offset - 1
+                                               : a.position.offset;
 }
 
 void subscription_table::emit_centrifugo_answer(entry& e, const subscription_answer& a) {

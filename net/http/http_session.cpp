@@ -301,13 +301,10 @@ void http_session::handle_api(request& req, route where) {
   std::string_view x_api_key;
   if (auto it = req.find("X-API-Key"); it != req.end())
     x_api_key = {it->value().data(), it->value().size()};
-  if (!auth::api_key_header_accepted(policy_of(opts_), x_api_key,
-                                     header(req, bhttp::field::authorization))) {
-    send_api_error(errc::unauthorized,
-                   x_api_key.empty() && header(req, bhttp::field::authorization).empty()
-                     ? "the server API needs X-API-Key: <key> or Authorization: apikey <key>"
-                     : "the API key is not accepted",
-                   false, version);
+  if (auto gate = auth::check_server_api(policy_of(opts_), x_api_key,
+                                         header(req, bhttp::field::authorization));
+      gate.code != errc::none) {
+    send_api_error(gate.code, gate.message, false, version);
     return;
   }
   std::string detail;

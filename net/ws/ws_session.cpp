@@ -290,28 +290,86 @@ bool ws_session::on_event(frame_parser::result r) {
   return true;
 }
 
+namespace {
+bool blank(std::string_view line) {
+  return line.find_first_not_of(" \t\r\n") == std::string_view::npos;
+}
+} // namespace
+
+bool ws_session::refuse_command(std::uint32_t cf_id) {
+  const auto& row = info(errc::rate_limited);
+  if (++refused_in_row_ >= opts_.ws_commands_burst) {
+    close_request req{close_reason::policy, row.close_code, "rate limited", {}};
+    req.flush_queued = true; // the rate_limited errors already queued go out first
+    on_close(std::move(req));
+    return false;
+  }
+  auto why = "over " + std::to_string(static_cast<long long>(opts_.ws_commands_per_second)) +
+             " commands per second: command dropped";
+  write_message({},
+                dialect_ == dialect::centrifugo
+                  ? centrifugo::encode_error(cf_id, centrifugo::error_code::too_many_requests, why)
+                  : encode_error(nlohmann::json{}, errc::rate_limited, why));
+  return true;
+}
+
 void ws_session::on_text(std::string message) {
   if (closing_)
     return;
-  if (!commands_.take(std::chrono::steady_clock::now())) {
-    const auto& row = info(errc::rate_limited);
-    if (++refused_in_row_ >= opts_.ws_commands_burst) {
-      close_request req{close_reason::policy, row.close_code, "rate limited", {}};
-      req.flush_queued = true; // the rate_limited errors already queued go out first
-      on_close(std::move(req));
+  const auto now = std::chrono::steady_clock::now();
+  if (dialect_ != dialect::centrifugo) {
+    // /v1/ws: one command per message.
+    if (!commands_.take(now)) {
+      refuse_command(0);
       return;
     }
-    auto why = "over " + std::to_string(static_cast<long long>(opts_.ws_commands_per_second)) +
-               " messages per second: message dropped";
-    write_message({},
-                  dialect_ == dialect::centrifugo
-                    ? centrifugo::encode_error(0, centrifugo::error_code::too_many_requests, why)
-                    : encode_error(nlohmann::json{}, errc::rate_limited, why));
+    refused_in_row_ = 0;
+    if (events_)
+      events_->on_text(std::move(message));
     return;
   }
-  refused_in_row_ = 0;
-  if (events_)
+  // Centrifugo: one command per non-blank line, each takes a token (a
+  // message with none still costs one). The commands that found one go on
+  // (the message up to the end of the last of them); each later one is
+  // answered 111 with its id, as if sent alone.
+  std::size_t admitted = 0; // bytes of `message` whose commands go on
+  std::size_t refused_at = std::string::npos;
+  bool any = false;
+  for (std::size_t pos = 0; pos < message.size();) {
+    auto nl = message.find('\n', pos);
+    auto end = nl == std::string::npos ? message.size() : nl + 1;
+    if (!blank(std::string_view{message}.substr(pos, end - pos))) {
+      any = true;
+      if (!commands_.take(now)) {
+        refused_at = pos;
+        break;
+      }
+      refused_in_row_ = 0;
+      admitted = end;
+    }
+    pos = end;
+  }
+  if (!any) {
+    if (!commands_.take(now)) {
+      refuse_command(0);
+      return;
+    }
+    refused_in_row_ = 0;
+    admitted = message.size();
+  }
+  std::string rest;
+  if (refused_at != std::string::npos)
+    rest = message.substr(refused_at);
+  if (admitted > 0 && events_) {
+    message.resize(admitted);
     events_->on_text(std::move(message));
+  }
+  if (rest.empty())
+    return;
+  // Read only for their ids (an unreadable line: none).
+  for (const auto& line : centrifugo::parse_commands(rest))
+    if (!refuse_command(line.ok ? line.cmd.id : line.err.id) || closing_)
+      return;
 }
 
 void ws_session::arm_heartbeat() {

@@ -85,7 +85,13 @@ private:
   void on_readable(beast::error_code ec);
   /// Handles one parsed event; false when reading must stop.
   bool on_event(frame_parser::result r);
+  /// Rate-limits and hands on one text message: each command takes a token
+  /// of `commands_` (/v1/ws: the message; Centrifugo: each non-blank line).
   void on_text(std::string message);
+  /// Answers one command refused for the rate limit (`cf_id`: its Centrifugo
+  /// id, 0: none), or closes with 1008 after --ws-commands-burst refusals in
+  /// a row. @returns false when it closed.
+  bool refuse_command(std::uint32_t cf_id);
   void arm_heartbeat();
   /// Starts the message timer when the parser holds a partial frame or
   /// message, stops it when it is at rest again.

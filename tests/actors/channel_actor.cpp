@@ -139,6 +139,32 @@ CAF_TEST(recovery refuses another epoch) {
   CAF_CHECK(sub(a).answers.at(0).replay.empty());
 }
 
+CAF_TEST(another epoch with epoch_history replays the current epoch unrecovered) {
+  // What a Centrifugo subscribe after a live epoch_changed gap asks for:
+  // was an empty replay, so the SDK never got the new epoch's publications.
+  publish(6); // history keeps 3..6
+  auto s = spawn_subscriber();
+  subscribe_request req{"stream:42", s, net::stream_position{"other", 9}, 0, sink_of(s)};
+  req.epoch_history = true;
+  self->send(ch, subscribe_atom_v, req);
+  sched.run();
+  const auto& r = sub(s).answers.at(0);
+  CAF_CHECK(!r.recovered);
+  CAF_CHECK_EQUAL(r.reason, "epoch_changed");
+  CAF_REQUIRE_EQUAL(r.replay.size(), 4u);
+  CAF_CHECK_EQUAL(r.replay.front()->offset, 3u);
+  CAF_CHECK_EQUAL(r.replay.back()->offset, 6u);
+  CAF_CHECK_EQUAL(r.position.offset, 6u);
+  // The flag changes nothing when the epoch is the channel's.
+  auto t = spawn_subscriber();
+  subscribe_request same{"stream:42", t, net::stream_position{"ep1", 6}, 0, sink_of(t)};
+  same.epoch_history = true;
+  self->send(ch, subscribe_atom_v, same);
+  sched.run();
+  CAF_CHECK(sub(t).answers.at(0).recovered);
+  CAF_CHECK(sub(t).answers.at(0).replay.empty());
+}
+
 CAF_TEST(recovery refuses an offset in the future) {
   publish(3);
   auto a = subscribe(net::stream_position{"ep1", 4});

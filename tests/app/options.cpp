@@ -176,6 +176,30 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     auto r = load(cfg, {"--no-such-option=1"});
     CHECK(r.result == startup::exit_failure);
     CHECK(r.err.find("unknown option --no-such-option (command line)") != std::string::npos);
+    CHECK(r.err.find("did you mean") == std::string::npos); // nothing near
+  }
+  SECTION("unknown option: the near one is suggested") {
+    // Was: "unknown option --jwt-secret (command line)" and nothing more,
+    // while the README named HERALD_JWT_SECRET as a derived option name.
+    config cfg;
+    auto r = load(cfg, {"--jwt-secret=0123456789abcdef0123456789abcdef", "--histroy-size=5"});
+    CHECK(r.result == startup::exit_failure);
+    CHECK(r.err.find("unknown option --jwt-secret (command line); did you mean "
+                     "--jwt-secret-file (file holding the HS256 secret") != std::string::npos);
+    CHECK(r.err.find("HERALD_JWT_SECRET)") != std::string::npos);
+    CHECK(r.err.find("unknown option --histroy-size (command line); did you mean --history-size") !=
+          std::string::npos);
+    CHECK(r.err.find("0123456789abcdef") == std::string::npos); // the value is never shown
+    config api;
+    auto k = load(api, {"--api-key=x"});
+    CHECK(k.err.find("did you mean --api-key-file (") != std::string::npos);
+    temp_file ini{"[scheduler]\nmax-treads=2\n[global]\nports=1\n"};
+    config file;
+    auto f = load(file, {"--config-file=" + ini.path});
+    CHECK(f.err.find("unknown option scheduler.max-treads in section [scheduler] (config file " +
+                     ini.path + ", line 2); did you mean scheduler.max-threads") !=
+          std::string::npos);
+    CHECK(f.err.find("line 4); did you mean port (") != std::string::npos);
   }
   SECTION("command line: stray argument") {
     config cfg;

@@ -3,8 +3,9 @@
 // subscribe, publications once and in order, refused channels and tokens,
 // token refresh and expiry, recovery after a dropped connection, trimmed
 // history, the getState flow (flag bit 2 -> error 112), slow clients (3008),
-// shutdown (3001) and the application ping. docs/centrifugo.md is the
-// contract.
+// shutdown (3001) and the application ping; the rate limit counted per
+// command of a message, and the API key headers of /api. docs/centrifugo.md
+// is the contract.
 
 import assert from "node:assert/strict";
 import net from "node:net";
@@ -18,6 +19,7 @@ import {
   accountId,
   awaitBackgroundStops,
   getJson,
+  publish,
   publishOk,
   sleep,
   startHerald,
@@ -449,6 +451,63 @@ describe("centrifuge SDK: connect, subscribe, publications, tokens", () => {
   });
 });
 
+/** A raw `ws` connection to /connection/websocket that records every reply line and the close. */
+async function rawCentrifugo(port) {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/connection/websocket`);
+  const state = { ws, replies: [], closed: null };
+  ws.on("message", (m) => {
+    for (const line of m.toString().split("\n")) if (line.trim()) state.replies.push(JSON.parse(line));
+  });
+  ws.on("close", (code, reason) => (state.closed = { code, reason: reason.toString() }));
+  await new Promise((res, rej) => {
+    ws.once("open", res);
+    ws.once("error", rej);
+  });
+  return state;
+}
+
+describe("Centrifugo client protocol: commands per second", () => {
+  const BURST = 100;
+  // 1 per second: the refill while one message is read is at most a token or two.
+  const h = suiteHerald(["--ws-commands-per-second=1", `--ws-commands-burst=${BURST}`]);
+
+  test("one message of 150 commands past a burst of 100: the rest answered 111 by id, not run", async () => {
+    const c = await rawCentrifugo(h.port);
+    try {
+      c.ws.send(JSON.stringify({ id: 1, connect: {} }));
+      await waitFor(() => c.replies.some((r) => r.id === 1), "connect reply");
+      assert.ok(c.replies.find((r) => r.id === 1).connect, JSON.stringify(c.replies));
+      const ids = Array.from({ length: 150 }, (_, i) => i + 2);
+      c.ws.send(ids.map((id) => JSON.stringify({ id, ping: {} })).join("\n"));
+      await waitFor(() => ids.every((id) => c.replies.some((r) => r.id === id)), "a reply to every command");
+      const answered = c.replies.filter((r) => ids.includes(r.id));
+      assert.equal(answered.length, ids.length, "each id answered once");
+      const pings = answered.filter((r) => r.ping);
+      const refused = answered.filter((r) => r.error);
+      // The connect took one of the 100 tokens.
+      assert.ok(pings.length >= BURST - 1 && pings.length <= BURST + 1, `${pings.length} pings run`);
+      assert.equal(pings.length + refused.length, ids.length);
+      for (const r of refused) assert.equal(r.error.code, 111, JSON.stringify(r));
+      // The commands that found a token are the first ones of the message.
+      assert.ok(Math.max(...pings.map((r) => r.id)) < Math.min(...refused.map((r) => r.id)));
+      assert.equal(c.closed, null);
+    } finally {
+      c.ws.close();
+    }
+  });
+
+  test("--ws-commands-burst commands refused in a row, in one message: 3501 rate limited", async () => {
+    const c = await rawCentrifugo(h.port);
+    c.ws.send(JSON.stringify({ id: 1, connect: {} }));
+    await waitFor(() => c.replies.some((r) => r.id === 1), "connect reply");
+    c.ws.send(Array.from({ length: 3 * BURST }, (_, i) => JSON.stringify({ id: i + 2, ping: {} })).join("\n"));
+    await waitFor(() => c.closed, "the close");
+    assert.deepEqual(c.closed, { code: 3501, reason: "bad request: rate limited" });
+    assert.ok(c.replies.some((r) => r.error?.code === 111));
+    assert.ok(c.replies.filter((r) => r.ping).length <= BURST + 1);
+  });
+});
+
 describe("Centrifugo server API", () => {
   let auth;
   const h = suiteHerald(
@@ -493,6 +552,17 @@ describe("Centrifugo server API", () => {
     assert.equal(badKey.status, 401);
     const bearer = await apiRaw(h, "publish", { channel: "stream:x", data: {} }, auth.apiKey, { header: "bearer" });
     assert.equal(bearer.status, 401, "the server API reads X-API-Key or Authorization: apikey");
+    // Was "the API key is not accepted" for the right key: say where /api reads it.
+    assert.equal(bearer.json.error.code, 101);
+    assert.equal(
+      bearer.json.error.message,
+      "the server API needs X-API-Key: <key> or Authorization: apikey <key> (Authorization: Bearer is read by /v1/publish)",
+    );
+    assert.match(badKey.json.error.message, /not accepted/);
+    // And the other way round: /v1/publish reads Authorization: Bearer only.
+    const apikeyOnPublish = await publish(h.url, { channel: "stream:x", event: "e", data: {} }, { headers: { authorization: `apikey ${auth.apiKey}` } });
+    assert.equal(apikeyOnPublish.status, 401);
+    assert.equal(apikeyOnPublish.json.error.message, "publishing needs Authorization: Bearer <API key>");
     const malformed = await apiRaw(h, "publish", "{", auth.apiKey);
     assert.equal(malformed.status, 400);
     assert.equal(malformed.json.error.code, 107);

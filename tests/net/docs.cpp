@@ -1,6 +1,9 @@
-// The tables of docs/protocol.md and docs/auth.md, read and compared with the
-// server: the error table (net/wire/errors.cpp), the refusal texts of net/auth,
-// and the gap reasons the code writes. A change that makes the docs drift
+// The tables of docs/protocol.md, docs/auth.md, docs/centrifugo.md and
+// docs/metrics.md, read and compared with the server: the error table
+// (net/wire/errors.cpp), the refusal texts of net/auth, the gap reasons the
+// code writes, the Centrifugo codes, and the metric families the server's
+// exposition holds (net/obs/metrics.cpp, rendered in each mode). Also every
+// relative Markdown link of the tree. A change that makes the docs drift
 // from the server fails here.
 #include "net/wire/errors.hpp"
 
@@ -9,10 +12,16 @@
 #include "net/auth/gate.hpp"
 #include "net/auth/jwt_verifier.hpp"
 #include "net/auth/policy.hpp"
+#include "net/obs/metrics.hpp"
+#include "net/obs/metrics_redis.hpp"
 
 #include <catch2/catch.hpp>
 
+#include <algorithm>
+#include <cctype>
+#include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <map>
 #include <regex>
 #include <set>
@@ -177,7 +186,9 @@ TEST_CASE("docs/protocol.md: WebSocket errors and close codes", "[docs]") {
     INFO(info(e).code);
     CHECK(codes.count(std::to_string(info(e).close_code)));
   }
-  std::set<std::string> used{"1002", "1007"}; // framing errors, net/wire/ws/frame_codec
+  // Framing errors (net/wire/ws/frame_codec), and 1001 when the connection's
+  // actor ends (actors/connection_actor.cpp).
+  std::set<std::string> used{"1002", "1007", "1001"};
   for (std::size_t i = 0; i < herald::errc_count; ++i)
     used.insert(std::to_string(info(static_cast<errc>(i)).close_code));
   for (const auto& c : codes) {
@@ -249,6 +260,10 @@ TEST_CASE("docs/auth.md: the refusal texts are the ones the server sends", "[doc
   sent.insert(publish_none.message);
   sent.insert(auth::check_channel_position(p, "").message);
   sent.insert(publish_bad.message);
+  // The server API's own (was: a Bearer key told only "not accepted").
+  sent.insert(auth::check_server_api(p, "", "").message);
+  sent.insert(auth::check_server_api(p, "", "Bearer an-api-key-of-16-bytes").message);
+  CHECK(auth::check_server_api(p, "wrong-key-0000000000", "").message == publish_bad.message);
   // Was: `no token` undocumented as WebSocket-only, and "Authorization must
   // be Bearer <token>" missing.
   CHECK(documented == sent);
@@ -283,11 +298,43 @@ TEST_CASE("docs/centrifugo.md: the error and close code tables are the codec's",
     auto msg = cf::message_of(static_cast<cf::error_code>(std::stoul(r[0])));
     CHECK(r[1].find("`" + std::string{msg} + "`") != std::string::npos);
   }
+  // 112's message is the reason the channel decided (was: the row named
+  // only "unrecoverable position", which the server does not send then).
+  std::set<std::string> failures;
+  {
+    auto channel = read_source("actors/channel_actor.cpp");
+    std::regex reason_re{R"re(r\.reason = "([a-z_]+)")re"};
+    for (std::sregex_iterator i{channel.begin(), channel.end(), reason_re}, end; i != end; ++i)
+      failures.insert((*i)[1]);
+  }
+  CHECK(failures.size() == 3u);
+  bool row_112 = false;
+  for (const auto& r : errors)
+    if (r[0] == "112") {
+      row_112 = true;
+      for (const auto& f : failures) {
+        INFO(f);
+        CHECK(r[1].find("`" + f + "`") != std::string::npos);
+      }
+    }
+  CHECK(row_112);
+  // The /v1/ws codes named in the first column are codes /v1/ws closes with
+  // (protocol.md's table; was: 4003 for a refresh with another sub, which
+  // /v1/ws answers with an error and stays open).
+  std::set<std::string> v1_closes;
+  for (const auto& r :
+       table(section(read_source("docs/protocol.md"), "### Close codes (RFC 6455 section 7.4.1)")))
+    v1_closes.insert(r[0]);
   auto closes = table(codes.substr(codes.find("Server closes.")));
   CHECK(closes.size() >= 8u);
   std::regex number{"[0-9]{4}"};
   for (const auto& r : closes) {
     INFO(r[0] << " -> " << r[1]);
+    {
+      auto head = r[0].substr(0, r[0].find('`'));
+      for (std::sregex_iterator i{head.begin(), head.end(), number}, end; i != end; ++i)
+        CHECK(v1_closes.count(i->str()) == 1);
+    }
     auto text = r[1].find('`') == std::string::npos
                   ? std::string{}
                   : r[1].substr(r[1].find('`') + 1, r[1].rfind('`') - r[1].find('`') - 1);
@@ -305,4 +352,185 @@ TEST_CASE("docs/centrifugo.md: the error and close code tables are the codec's",
       }
     }
   }
+}
+
+namespace {
+
+// The families of a Prometheus exposition: name -> type, from its `# TYPE` lines.
+std::map<std::string, std::string> families(const std::string& exposition) {
+  std::map<std::string, std::string> out;
+  std::istringstream in{exposition};
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("# TYPE ", 0) != 0)
+      continue;
+    std::istringstream words{line.substr(7)};
+    std::string name, type;
+    words >> name >> type;
+    out[name] = type;
+  }
+  return out;
+}
+
+std::set<std::string> names_of(const std::map<std::string, std::string>& m) {
+  std::set<std::string> out;
+  for (const auto& [k, v] : m)
+    out.insert(k);
+  return out;
+}
+
+std::string listed(const std::set<std::string>& s) {
+  std::string out;
+  for (const auto& x : s)
+    out += (out.empty() ? "" : ", ") + x;
+  return out.empty() ? "(none)" : out;
+}
+
+} // namespace
+
+TEST_CASE("docs/metrics.md: the figures the server exposes, each documented, and no other",
+          "[docs][metrics]") {
+  namespace metrics = herald::net::metrics;
+  // The server's own exposition in its three modes: in-process, cluster mode
+  // on one Redis, and on a Redis Cluster (per-node figures).
+  const auto in_process = families(metrics::render());
+  metrics::set_redis_up(true);
+  const auto single_redis = families(metrics::render());
+  metrics::redis_node node;
+  node.node = "127.0.0.1:7000";
+  node.connected = true;
+  node.slots = 16384;
+  metrics::set_redis_nodes({node});
+  const auto redis_cluster = families(metrics::render());
+  metrics::set_redis_nodes({});
+
+  auto doc = read_source("docs/metrics.md");
+  struct row {
+    std::string type;
+    std::string meaning;
+  };
+  std::map<std::string, row> documented;
+  for (const auto& r : table(section(doc, "## Herald figures"))) {
+    REQUIRE(r.size() == 4);
+    documented[unquote(r[0])] = {r[1], r[3]};
+  }
+  for (const auto& r : table(section(doc, "## Process figures"))) {
+    REQUIRE(r.size() == 3);
+    documented[unquote(r[0])] = {r[1], r[2]};
+  }
+  std::set<std::string> in_doc;
+  for (const auto& [name, r] : documented)
+    in_doc.insert(name);
+  // Both ways (was: herald_publish_idempotent_replays_total,
+  // herald_redis_writable and herald_redis_write_failures_total missing).
+  const auto exposed = names_of(redis_cluster);
+  std::set<std::string> undocumented, not_exposed;
+  std::set_difference(exposed.begin(), exposed.end(), in_doc.begin(), in_doc.end(),
+                      std::inserter(undocumented, undocumented.end()));
+  std::set_difference(in_doc.begin(), in_doc.end(), exposed.begin(), exposed.end(),
+                      std::inserter(not_exposed, not_exposed.end()));
+  INFO("exposed, not in docs/metrics.md: " << listed(undocumented));
+  INFO("in docs/metrics.md, not exposed: " << listed(not_exposed));
+  CHECK(undocumented.empty());
+  CHECK(not_exposed.empty());
+  // Each row's type, and the mode it says it needs.
+  for (const auto& [name, r] : documented) {
+    INFO(name << ": " << r.meaning.substr(0, 60));
+    if (redis_cluster.count(name))
+      CHECK(redis_cluster.at(name) == r.type);
+    const bool cluster_only = r.meaning.rfind("Cluster mode only", 0) == 0;
+    const bool redis_cluster_only = r.meaning.rfind("Redis Cluster only", 0) == 0;
+    CHECK(in_process.count(name) == (cluster_only || redis_cluster_only ? 0u : 1u));
+    CHECK(single_redis.count(name) == (redis_cluster_only ? 0u : 1u));
+  }
+}
+
+namespace {
+
+// GitHub's anchor of a heading: lower case, letters, digits, '-' and '_'
+// kept, spaces made '-', everything else dropped.
+std::string slug(const std::string& heading) {
+  std::string out;
+  for (unsigned char c : heading) {
+    if (std::isalnum(c) || c == '-' || c == '_')
+      out.push_back(static_cast<char>(std::tolower(c)));
+    else if (c == ' ')
+      out.push_back('-');
+  }
+  return out;
+}
+
+// The anchors of a Markdown file's headings (outside code fences), with
+// GitHub's -1, -2 ... for repeated ones.
+std::set<std::string> anchors(const std::string& text) {
+  std::set<std::string> out;
+  std::map<std::string, int> seen;
+  std::istringstream in{text};
+  bool fence = false;
+  for (std::string line; std::getline(in, line);) {
+    if (line.rfind("```", 0) == 0)
+      fence = !fence;
+    if (fence || line.empty() || line[0] != '#')
+      continue;
+    auto b = line.find_first_not_of('#');
+    if (b == std::string::npos || line[b] != ' ')
+      continue;
+    auto s = slug(line.substr(b + 1));
+    auto n = seen[s]++;
+    out.insert(n == 0 ? s : s + "-" + std::to_string(n));
+  }
+  return out;
+}
+
+} // namespace
+
+TEST_CASE("Markdown links between the repository's files point to files and headings that exist",
+          "[docs][links]") {
+  namespace fs = std::filesystem;
+  const fs::path root{HERALD_SOURCE_DIR};
+  std::vector<fs::path> docs;
+  for (auto it = fs::recursive_directory_iterator(root); it != fs::recursive_directory_iterator();
+       ++it) {
+    auto name = it->path().filename().string();
+    if (it->is_directory() &&
+        (name.rfind("build", 0) == 0 || name == "node_modules" || name.front() == '.')) {
+      it.disable_recursion_pending();
+      continue;
+    }
+    if (it->is_regular_file() && it->path().extension() == ".md")
+      docs.push_back(it->path());
+  }
+  REQUIRE(docs.size() > 10);
+  std::regex link{R"(\]\(([^)\s]+)\))"};
+  std::size_t checked = 0;
+  for (const auto& file : docs) {
+    auto text = read_source(fs::relative(file, root).string());
+    std::string outside; // the text outside code fences
+    {
+      std::istringstream in{text};
+      bool fence = false;
+      for (std::string line; std::getline(in, line);) {
+        if (line.rfind("```", 0) == 0)
+          fence = !fence;
+        else if (!fence)
+          outside += line + "\n";
+      }
+    }
+    for (std::sregex_iterator i{outside.begin(), outside.end(), link}, end; i != end; ++i) {
+      std::string target = (*i)[1];
+      if (target.find("://") != std::string::npos || target.rfind("mailto:", 0) == 0)
+        continue;
+      auto hash = target.find('#');
+      auto path = target.substr(0, hash);
+      auto anchor = hash == std::string::npos ? std::string{} : target.substr(hash + 1);
+      auto dest = path.empty() ? file : (file.parent_path() / path).lexically_normal();
+      INFO(fs::relative(file, root).string() << ": (" << target << ")");
+      ++checked;
+      CHECK(fs::exists(dest));
+      if (anchor.empty() || !fs::exists(dest) || dest.extension() != ".md")
+        continue;
+      // Was: metrics.md linked protocol.md#errors, which is no heading.
+      CHECK(anchors(read_source(fs::relative(dest, root).string())).count(anchor) == 1);
+    }
+  }
+  CHECK(checked > 20);
 }

@@ -8,8 +8,10 @@
 // once, in order. The getState flow behind HAProxy: /api/publish answers the
 // epoch, and every instance (with or without a subscriber of the channel)
 // answers the channel's position from Redis through /api/history and
-// GET /v1/channels/{name}, from which the SDK subscribes with no gap. See
-// docs/centrifugo.md and docs/cluster.md.
+// GET /v1/channels/{name}, from which the SDK subscribes with no gap. A live
+// epoch change (Redis lost the channel): the SDK's resubscribe reply carries
+// the new epoch's publications, marked not recovered. See docs/centrifugo.md
+// and docs/cluster.md.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -18,7 +20,7 @@ import { Centrifuge } from "centrifuge";
 import WebSocket from "ws";
 
 import { getJson } from "../lib/herald.mjs";
-import { killHerald, sleep, suiteCluster, waitUntil } from "./lib.mjs";
+import { killHerald, redisCli, sleep, suiteCluster, waitUntil } from "./lib.mjs";
 
 const CHANNEL = "stream:cf-cluster";
 
@@ -155,6 +157,39 @@ describe("centrifuge SDK through HAProxy, losing its instance", { timeout: 90_00
       await waitUntil(() => pubs.length >= 3, { what: "3 publications", timeoutMs: 8000 });
       await sleep(200);
       assert.deepEqual(pubs.map((p) => [p.offset, p.data.n]), [[4, 4], [5, 5], [6, 6]]);
+    } finally {
+      c.disconnect();
+    }
+  });
+});
+
+describe("centrifuge SDK across a live epoch change", { timeout: 60_000 }, () => {
+  const { redis, hs } = suiteCluster(1, { via: "flag" });
+
+  test("the new epoch's first publications reach the SDK in the resubscribe reply, marked not recovered", async () => {
+    // Redis loses the channel (as after --history-ttl) while the SDK is
+    // subscribed: the next publication starts a new epoch, the SDK gets the
+    // live gap (unsubscribe push 2500) and subscribes again from its old
+    // position. Was: `recovered: false` and nothing more, so the new epoch's
+    // first publication never reached it.
+    const ch = "stream:cf-epoch";
+    const { c, pubs, subscribed } = sdkSubscribed({ url: hs[0].url }, ch);
+    try {
+      await waitUntil(() => subscribed.length === 1, { what: "subscribed", timeoutMs: 8000 });
+      const first = await apiPublish(hs[0], 1, ch);
+      await apiPublish(hs[0], 2, ch);
+      await waitUntil(() => pubs.length === 2, { what: "2 publications", timeoutMs: 8000 });
+      await redisCli(redis.port, "DEL", `herald:{${ch}}:meta`, `herald:{${ch}}:history`);
+      const next = await apiPublish(hs[0], 3, ch);
+      assert.equal(next.offset, 1, "a new epoch");
+      assert.notEqual(next.epoch, first.epoch);
+      await waitUntil(() => subscribed.length === 2, { what: "subscribed again after the gap", timeoutMs: 8000 });
+      assert.equal(subscribed[1].wasRecovering, true, JSON.stringify(subscribed[1]));
+      assert.equal(subscribed[1].recovered, false, JSON.stringify(subscribed[1]));
+      assert.equal(subscribed[1].streamPosition.epoch, next.epoch);
+      await apiPublish(hs[0], 4, ch);
+      await waitUntil(() => pubs.some((p) => p.data.n === 4), { what: "the publication after the resubscribe", timeoutMs: 8000 });
+      assert.deepEqual(pubs.map((p) => [p.data.n, p.offset]), [[1, 1], [2, 2], [3, 1], [4, 2]]);
     } finally {
       c.disconnect();
     }

@@ -117,6 +117,34 @@ TEST_CASE("publish API key", "[auth][api-key]") {
   CHECK(api_key_accepted(open, ""));
 }
 
+TEST_CASE("a key in another route's header: the refusal names the header the route reads",
+          "[auth][api-key]") {
+  auto p = secured();
+  const std::string key = "publisher-key-0123456789";
+  // /api (Centrifugo's server API) reads X-API-Key or Authorization: apikey.
+  CHECK(check_server_api(p, key, "").code == errc::none);
+  CHECK(check_server_api(p, "", "apikey " + key).code == errc::none);
+  CHECK(check_server_api(p, "", "ApiKey " + key).code == errc::none);
+  const std::string needs = "the server API needs X-API-Key: <key> or Authorization: apikey <key>";
+  CHECK(check_server_api(p, "", "").message == needs);
+  // The right key as /v1/publish takes it (was: "the API key is not accepted").
+  auto bearer = check_server_api(p, "", "Bearer " + key);
+  CHECK(bearer.code == errc::unauthorized);
+  CHECK(bearer.message == needs + " (Authorization: Bearer is read by /v1/publish)");
+  CHECK(check_server_api(p, "", "Basic dXNlcg==").message == needs);
+  CHECK(check_server_api(p, "wrong", "").message == "the API key is not accepted");
+  CHECK(check_server_api(p, "", "apikey wrong").message == "the API key is not accepted");
+  // /v1/publish and /v1/channels read Authorization: Bearer only.
+  auto apikey = check_publish(p, "apikey " + key);
+  CHECK(apikey.code == errc::unauthorized);
+  CHECK(apikey.message == "publishing needs Authorization: Bearer <API key>");
+  CHECK(check_publish(p, "Bearer wrong").message == "the API key is not accepted");
+  CHECK(check_channel_position(p, "apikey " + key).message ==
+        "reading a channel's position needs Authorization: Bearer <API key>");
+  policy open;
+  CHECK(check_server_api(open, "", "").code == errc::none);
+}
+
 TEST_CASE("Origin of WebSocket upgrades and CORS", "[auth][origin]") {
   auto p = secured();
   CHECK(origin_allowed(p, "", "herald.example"));

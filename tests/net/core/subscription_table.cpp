@@ -270,6 +270,37 @@ TEST_CASE("centrifugo: a live gap is an unsubscribe push >= 2500, then silence u
   CHECK(r.out[3] == "pub stream:1 7");
 }
 
+TEST_CASE("centrifugo: after a live epoch_changed gap the resubscribe reply carries the new "
+          "epoch's publications, not recovered",
+          "[subscription_table][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, r};
+  t.set_dialect(ws::dialect::centrifugo);
+  t.expect("stream:1", 1, 1, std::nullopt, false);
+  t.on_answer(answer("stream:1", 1, "old", 4));
+  t.on_publication(pub("stream:1", "new", 1)); // the new epoch's first: the gap
+  REQUIRE(r.out.size() == 2u);
+  CHECK(json::parse(r.out[1])["push"]["unsubscribe"]["code"] >= 2500);
+  // The SDK comes back with its old position; the channel answers with its
+  // current epoch's history (the connection asked for it).
+  t.expect("stream:1", 2, 7, stream_position{"old", 4}, false);
+  t.on_answer(answer("stream:1", 2, "new", 2, false,
+                     {pub("stream:1", "new", 1), pub("stream:1", "new", 2)}, "epoch_changed"));
+  t.on_publication(pub("stream:1", "new", 2)); // in the reply already
+  t.on_publication(pub("stream:1", "new", 3));
+  REQUIRE(r.out.size() == 4u);
+  auto reply = json::parse(r.out[2]);
+  CHECK(reply["id"] == 7);
+  CHECK(reply["subscribe"]["recovered"] == false);
+  CHECK(reply["subscribe"]["was_recovering"] == true);
+  CHECK(reply["subscribe"]["epoch"] == "new");
+  // Was: no publications, so the first of the new epoch never reached the client.
+  REQUIRE(reply["subscribe"]["publications"].size() == 2u);
+  CHECK(reply["subscribe"]["publications"][0]["offset"] == 1);
+  CHECK(reply["subscribe"]["publications"][1]["offset"] == 2);
+  CHECK(r.out[3] == "pub stream:1 3");
+}
+
 TEST_CASE("centrifugo: unsubscribe replies echo the command id",
           "[subscription_table][centrifugo]") {
   recorded r;
