@@ -32,10 +32,18 @@ void client::start() {
         if (auto s = weak.lock())
           s->update_state("command connection: " + why);
       };
+      // Every connection goes to the same server: one that cannot log in
+      // fails the same way for each, so the reason is reported without
+      // saying which (no change, no new log line).
+      c->on_attempt_failed = [weak](const std::string& why) {
+        if (auto s = weak.lock())
+          s->report_still_down(why);
+      };
       self->pool_.push_back(c);
     }
     copts.client_name = "herald-sub";
-    self->subscriber_ = subscriber::create(self->strand_, copts);
+    // Its probe channel under the prefix too: every name Herald uses is.
+    self->subscriber_ = subscriber::create(self->strand_, copts, self->opts_.prefix);
     std::weak_ptr<client> weak = self;
     self->subscriber_->on_message = [weak](std::string pubsub, std::string payload) {
       auto s = weak.lock();
@@ -60,6 +68,10 @@ void client::start() {
     self->subscriber_->on_down = [weak](const std::string& why) {
       if (auto s = weak.lock())
         s->update_state("subscriber: " + why);
+    };
+    self->subscriber_->on_attempt_failed = [weak](const std::string& why) {
+      if (auto s = weak.lock())
+        s->report_still_down(why.rfind("SUBSCRIBE", 0) == 0 ? "subscriber: " + why : why);
     };
     for (auto& c : self->pool_)
       c->start();
@@ -103,11 +115,21 @@ void client::update_state(const std::string& reason) {
     return;
   up_ = up;
   if (up) {
+    last_still_down_.clear();
     if (on_up)
       on_up();
-  } else if (on_down) {
-    on_down(reason.empty() ? std::string{"not connected"} : reason);
+  } else {
+    last_still_down_ = reason.empty() ? std::string{"not connected"} : reason;
+    if (on_down)
+      on_down(last_still_down_);
   }
+}
+
+void client::report_still_down(const std::string& reason) {
+  if (up_ || stopped_ || !on_still_down || reason == last_still_down_)
+    return;
+  last_still_down_ = reason;
+  on_still_down(reason);
 }
 
 void client::publish(const std::string& channel, const std::string& event, const std::string& data,

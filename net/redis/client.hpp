@@ -5,9 +5,13 @@
 // subscriber, all on one strand of the network's io_context: no thread per
 // command. It reports "up" when the subscriber has every wanted channel
 // confirmed and at least one command connection is connected, and "down"
-// when either is lost; the connections reconnect by themselves with capped
-// exponential backoff and jitter. Every public method may be called from
-// any thread (it posts to the strand); callbacks run on the strand.
+// when either is lost; while not up, each new reason an attempt failed
+// (connection refused, AUTH failed, NOPERM ...) through on_still_down. The
+// connections reconnect by themselves with capped exponential backoff and
+// jitter. Every name it uses in Redis starts with the prefix (keys, pub/sub
+// channels, the subscriber's probe channel). Every public method may be
+// called from any thread (it posts to the strand); callbacks run on the
+// strand.
 #pragma once
 
 #include "net/asio.hpp"
@@ -63,6 +67,9 @@ private:
   std::size_t pick();
   script_settings settings() const;
   void update_state(const std::string& reason);
+  /// While not up: an attempt failed; calls on_still_down when the reason
+  /// is not the one reported last.
+  void report_still_down(const std::string& reason);
 
   asio::strand<asio::io_context::executor_type> strand_;
   options opts_;
@@ -72,6 +79,7 @@ private:
   std::size_t next_ = 0;
   bool up_ = false;
   bool stopped_ = false;
+  std::string last_still_down_; ///< the reason given last by on_down / on_still_down
 };
 
 } // namespace herald::net::redis
