@@ -64,6 +64,18 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
     net::metrics::set_redis_problem(net::metrics::classify_redis_problem(reason));
     spdlog::warn("redis: not connected: {} (retrying with backoff)", reason);
   };
+  st.backend->on_replicas = [status = st.status](bool ok, const std::string& why) {
+    status->set_replicas(ok, ok ? std::string{} : "Redis replicas: " + why);
+    if (ok) {
+      if (status->ready)
+        net::metrics::set_redis_problem(net::metrics::redis_problem::none);
+      spdlog::info("redis: replicas in sync (--redis-wait-replicas)");
+    } else {
+      if (status->ready)
+        net::metrics::set_redis_problem(net::metrics::redis_problem::replicas);
+      spdlog::warn("redis: not ready for --redis-wait-replicas: {}", why);
+    }
+  };
   net::metrics::set_redis_up(false); // cluster mode: the Redis figures appear, down until up
   st.backend->start();
   self->attach_functor([b = st.backend](const caf::error&) { b->stop(); });
@@ -200,7 +212,9 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
     [self](redis_up_atom) {
       self->state.status->set(true, "ok");
       net::metrics::set_redis_up(true);
-      net::metrics::set_redis_problem(net::metrics::redis_problem::none);
+      net::metrics::set_redis_problem(self->state.status->replicas
+                                        ? net::metrics::redis_problem::none
+                                        : net::metrics::redis_problem::replicas);
       spdlog::info("redis: connected; {} channel(s) watched", self->state.watchers.size());
     },
     [self](redis_down_atom, const std::string& reason) {

@@ -70,6 +70,10 @@ private:
   /// While not up: an attempt failed; calls on_still_down when the reason
   /// is not the one reported last.
   void report_still_down(const std::string& reason);
+  /// --redis-wait-replicas: checks the replicas every second while up
+  /// (INFO replication, then a probe write and WAIT); reports changes.
+  void check_replicas();
+  void replicas_checked(bool ok, const std::string& why);
 
   asio::strand<asio::io_context::executor_type> strand_;
   options opts_;
@@ -80,6 +84,9 @@ private:
   bool up_ = false;
   bool stopped_ = false;
   std::string last_still_down_; ///< the reason given last by on_down / on_still_down
+  asio::steady_timer replica_timer_;
+  int replicas_ok_ = -1; ///< last reported to on_replicas: -1 none yet, 0 no, 1 yes
+  std::string replicas_why_;
 };
 
 } // namespace herald::net::redis

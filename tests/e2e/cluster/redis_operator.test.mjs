@@ -220,3 +220,47 @@ describe("an ACL user limited to the prefix (~herald:* &herald:* +@all)", { time
     }
   });
 });
+
+describe("--redis-wait-replicas=1: ready only when a publish can be acknowledged", { timeout: 60_000 }, () => {
+  test("no replica: not ready, saying so; a replica in sync: ready and the next publish is 200; a frozen replica: not ready", async () => {
+    // Was: /readyz 200 at once, and the first publish after it answered 503
+    // "stored, but not replicated".
+    const master = await startRedis();
+    let replica = null;
+    const h = await startHerald([`--redis-url=${master.url}`, "--redis-wait-replicas=1"]);
+    try {
+      const r = await waitUntil(
+        async () => {
+          const x = await readyz(h.url);
+          assert.equal(x.status, 503, x.text);
+          return /0 replica\(s\) connected and in sync; --redis-wait-replicas=1 needs 1/.test(x.json?.error?.message ?? "") && x;
+        },
+        { timeoutMs: 8000, what: "/readyz naming the missing replica" },
+      );
+      assert.match(r.json.error.message, /^Redis replicas: /);
+      await waitUntil(async () => (await downReason(h.url)) === "replicas", { what: "reason replicas" });
+      replica = await startRedis({ extra: ["--replicaof", "127.0.0.1", String(master.port)] });
+      await waitReady(h.url, 15_000);
+      // Ready means acknowledged: the first publish after it is stored and replicated.
+      const offsets = await publishOk(h.url, { channel: "stream:wr1", event: "e", data: { n: 1 } });
+      assert.equal(offsets["stream:wr1"], 1);
+      assert.equal(await downReason(h.url), "none");
+      // A replica that stops answering: INFO still says online, WAIT does not pass.
+      replica.signal("SIGSTOP");
+      await waitUntil(
+        async () => {
+          const x = await readyz(h.url);
+          return x.status === 503 && /confirmed by 0 of 1 replica/.test(x.json?.error?.message ?? "");
+        },
+        { timeoutMs: 8000, what: "/readyz 503 while the replica is frozen" },
+      );
+      replica.signal("SIGCONT");
+      await waitReady(h.url, 15_000);
+    } finally {
+      replica?.signal("SIGCONT");
+      await h.stop();
+      await replica?.kill("SIGKILL");
+      await master.kill("SIGKILL");
+    }
+  });
+});
