@@ -14,11 +14,8 @@ client::client(asio::io_context& ioc, options opts)
     opts_(std::move(opts)),
     replica_timer_(strand_) {}
 
-namespace {
-
-// Replicas that finished their sync with the master, from INFO replication
-// ("slave0:ip=...,port=...,state=online,offset=...,lag=0").
-std::size_t online_replicas(const std::string& info) {
+std::size_t online_replicas(const std::string& text) {
+  const std::string info = "\n" + text;
   std::size_t n = 0;
   std::size_t pos = 0;
   while ((pos = info.find("\nslave", pos)) != std::string::npos) {
@@ -30,8 +27,6 @@ std::size_t online_replicas(const std::string& info) {
   }
   return n;
 }
-
-} // namespace
 
 void client::replicas_checked(bool ok, const std::string& why) {
   if (stopped_ || (replicas_ok_ == (ok ? 1 : 0) && why == replicas_why_))
@@ -68,7 +63,7 @@ void client::check_replicas() {
       again();
       return;
     }
-    auto online = online_replicas("\n" + r.str);
+    auto online = online_replicas(r.str);
     if (online < n) {
       self->replicas_checked(false, "the Redis master has " + std::to_string(online) +
                                       " replica(s) connected and in sync; --redis-wait-replicas=" +

@@ -28,6 +28,10 @@
 
 namespace herald::net::redis {
 
+/// Replicas that finished their sync with the master, counted in the text of
+/// `INFO replication` (lines "slave<i>:ip=...,port=...,state=online,..."). Pure.
+std::size_t online_replicas(const std::string& info);
+
 class client : public backend, public std::enable_shared_from_this<client> {
 public:
   struct options {

@@ -264,3 +264,27 @@ describe("--redis-wait-replicas=1: ready only when a publish can be acknowledged
     }
   });
 });
+
+describe("--redis-wait-replicas=1 on a Redis Cluster without replicas", { timeout: 60_000 }, () => {
+  test("not ready, naming a master without a replica in sync", async () => {
+    // Was: /readyz 200, then every publish answered 503 "stored, but not replicated".
+    const cluster = await startRedisCluster({ masters: 3, replicas: 0 });
+    let h = null;
+    try {
+      h = await startHerald([`--redis-url=redis+cluster://${cluster.seeds.join(",")}`, "--redis-wait-replicas=1"]);
+      const r = await waitUntil(
+        async () => {
+          const x = await readyz(h.url);
+          assert.equal(x.status, 503, x.text);
+          return /^Redis replicas: master 127\.0\.0\.1:\d+ has 0 replica\(s\) connected and in sync/.test(x.json?.error?.message ?? "") && x;
+        },
+        { timeoutMs: 8000, what: "/readyz naming a master without a replica" },
+      );
+      assert.equal(r.json.error.code, "unavailable");
+      await waitUntil(async () => (await downReason(h.url)) === "replicas", { what: "reason replicas" });
+    } finally {
+      await h?.stop();
+      await cluster.stop();
+    }
+  });
+});
