@@ -52,9 +52,29 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
   };
   // Runs on the backend's thread; the status is thread-safe, and an on_up
   // reported after this call is handled after it (the gateway's mailbox).
+  // The backend calls it at the first failed attempt and whenever the reason
+  // changes (never once per attempt), so each is logged: an operator sees
+  // why an instance that never reached Redis is not ready (wrong port, wrong
+  // password, an ACL refusal) in the log, in /readyz and in
+  // herald_redis_down_reason.
   st.backend->on_still_down = [status = st.status](const std::string& reason) {
-    if (!status->ready)
-      status->set(false, "Redis unreachable: " + reason);
+    if (status->ready)
+      return;
+    status->set(false, "Redis unreachable: " + reason);
+    net::metrics::set_redis_problem(net::metrics::classify_redis_problem(reason));
+    spdlog::warn("redis: not connected: {} (retrying with backoff)", reason);
+  };
+  st.backend->on_replicas = [status = st.status](bool ok, const std::string& why) {
+    status->set_replicas(ok, ok ? std::string{} : "Redis replicas: " + why);
+    if (ok) {
+      if (status->ready)
+        net::metrics::set_redis_problem(net::metrics::redis_problem::none);
+      spdlog::info("redis: replicas in sync (--redis-wait-replicas)");
+    } else {
+      if (status->ready)
+        net::metrics::set_redis_problem(net::metrics::redis_problem::replicas);
+      spdlog::warn("redis: not ready for --redis-wait-replicas: {}", why);
+    }
   };
   net::metrics::set_redis_up(false); // cluster mode: the Redis figures appear, down until up
   st.backend->start();
@@ -191,6 +211,9 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
     [self](redis_up_atom) {
       self->state.status->set(true, "ok");
       net::metrics::set_redis_up(true);
+      net::metrics::set_redis_problem(self->state.status->replicas
+                                        ? net::metrics::redis_problem::none
+                                        : net::metrics::redis_problem::replicas);
       spdlog::info("redis: connected; {} channel(s) watched", self->state.watchers.size());
     },
     [self](redis_down_atom, const std::string& reason) {
@@ -199,6 +222,7 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       ++st.status->reconnects;
       st.status->set(false, "Redis unreachable: " + reason);
       net::metrics::set_redis_up(false);
+      net::metrics::set_redis_problem(net::metrics::classify_redis_problem(reason));
       net::metrics::redis_reconnect();
       spdlog::warn("redis: down ({}); serving connected clients, reconnecting", reason);
     },

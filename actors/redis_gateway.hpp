@@ -55,9 +55,22 @@ struct cluster_status {
     std::lock_guard<std::mutex> g{mtx};
     return write_reason;
   }
+  /// --redis-wait-replicas: enough replicas in sync for a publish to be
+  /// acknowledged (true without the requirement), or what is missing.
+  std::atomic<bool> replicas{true};
+  void set_replicas(bool ok, std::string why) {
+    std::lock_guard<std::mutex> g{mtx};
+    replicas_reason = std::move(why);
+    replicas = ok;
+  }
+  std::string replicas_why() const {
+    std::lock_guard<std::mutex> g{mtx};
+    return replicas_reason;
+  }
 
 private:
   std::string write_reason;
+  std::string replicas_reason;
 };
 
 struct gateway_state {

@@ -7,6 +7,7 @@
 #include <caf/config_option_set.hpp>
 #include <caf/config_option_adder.hpp>
 
+#include <limits>
 #include <sstream>
 #include <thread>
 
@@ -174,6 +175,10 @@ config::config() {
   auto cores = std::max(1u, std::thread::hardware_concurrency());
   set("scheduler.policy", caf::atom("sharing"));
   set("scheduler.max-threads", static_cast<size_t>(cores));
+  // CAF's own default (SIZE_MAX) is no value an option can be given (a
+  // config value is a signed 64-bit integer): the same "unlimited" in a value
+  // --dump-config writes and reads back.
+  set("scheduler.max-throughput", static_cast<size_t>(std::numeric_limits<std::int64_t>::max()));
   // One I/O shard per core: fan-out writes to the sessions of each shard on
   // its own thread (net/core/io_shard.hpp, docs/architecture.md).
   io_threads = cores;

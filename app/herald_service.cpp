@@ -177,6 +177,10 @@ bool herald_service::ready(std::string& reason) {
     reason = status_->write_why();
     return false;
   }
+  if (!status_->replicas) {
+    reason = status_->replicas_why();
+    return false;
+  }
   return true;
 }
 

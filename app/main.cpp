@@ -24,9 +24,7 @@ int main(int argc, char** argv) {
   }
   herald::app::setup_logging(cfg.log_level, cfg.log_format == "json");
   herald::app::setup_client_log(cfg.log_client_rate);
-  if (auto msg = herald::app::load_auth(cfg); !msg.empty()) {
-    std::cerr << "herald: " << msg << "\n";
-    return EXIT_FAILURE;
-  }
+  // load_config() checked the keys and set cfg.auth (app/auth_setup.hpp).
+  herald::app::log_auth(cfg);
   return herald::app::run_server(cfg);
 }

@@ -1,6 +1,8 @@
 #include "app/options.hpp"
 
+#include "app/auth_setup.hpp"
 #include "app/build_info.hpp"
+#include "net/redis/url.hpp"
 
 #include <caf/actor_system_config.hpp>
 #include <caf/config.hpp>
@@ -329,6 +331,20 @@ public:
     return true;
   }
 
+  // The value of `name` that won (highest precedence), as text: a string
+  // without its quotes. Empty when no source set it.
+  std::string final_text(const std::string& name) const {
+    const setting* won = nullptr;
+    for (const auto& s : settings_)
+      if (s.name == name && (won == nullptr || s.source >= won->source))
+        won = &s;
+    if (won == nullptr)
+      return {};
+    if (auto v = caf::get_if<std::string>(&won->value))
+      return *v;
+    return caf::to_string(won->value);
+  }
+
   // The line of the config file that set `name` (0: none).
   std::size_t file_line(const std::string& name) const {
     auto i = file_lines_.find(name);
@@ -373,6 +389,26 @@ std::string source_text(const std::string& name, option_source src, const std::s
   }
   }
   return "?";
+}
+
+// What in `value` is a placeholder --dump-config writes instead of a secret
+// (for a message), or empty: the whole value `<redacted>` (a secret
+// option), or `***` as the password of a URL (redact_url()).
+std::string redacted_part(std::string_view value) {
+  if (value == "<redacted>")
+    return "'<redacted>'";
+  auto scheme = value.find("://");
+  if (scheme == std::string_view::npos)
+    return {};
+  auto start = scheme + 3;
+  auto end = value.find_first_of("/?#", start);
+  auto authority = value.substr(start, end == std::string_view::npos ? end : end - start);
+  auto at = authority.rfind('@');
+  auto colon = authority.find(':');
+  if (at == std::string_view::npos || colon == std::string_view::npos || colon > at)
+    return {};
+  return authority.substr(colon + 1, at - colon - 1) == "***" ? "'***' as the password of its URL"
+                                                              : std::string{};
 }
 
 // Herald's text for CAF's options (CAF's own says "'stealing' (default)",
@@ -594,6 +630,52 @@ startup load_config(config& cfg, const std::vector<std::string>& args, const env
     if (name.empty() || !reported.insert(name).second || !load.reset(name))
       break;
   }
+  auto report = [&](const std::string& msg) {
+    auto name = option_in_message(msg);
+    auto src = sources.count(name) ? sources[name] : option_source::defaults;
+    err << "herald: " << msg;
+    if (!name.empty())
+      err << " (from " << source_text(name, src, file, load.file_line(name), env) << ")";
+    err << "\n";
+    ok = false;
+  };
+  // A redacted value read back (a --dump-config output used as the config
+  // file): only the value that won counts, so a secret given in the
+  // environment over a dumped file is fine.
+  for (const auto& [name, src] : sources) {
+    auto value = load.final_text(name);
+    if (auto what = redacted_part(value); !what.empty()) {
+      auto from = source_text(name, src, file, load.file_line(name), env);
+      err << "herald: --" << name << " holds " << what
+          << ", the placeholder --dump-config writes for a secret, not the secret itself (from "
+          << from << "): "
+          << (src == option_source::file
+                ? "give the value with the secret in the environment variable " + env_name(name) +
+                    " (it wins over the config file) or write it into the file"
+                : "give the value with the secret in it")
+          << "\n";
+      ok = false;
+    }
+  }
+  // The checks that need several options or other files, in the same pass:
+  // the Redis URL and the authentication options (app/auth_setup.hpp).
+  if (!cfg.redis_url.empty() && redacted_part(cfg.redis_url).empty()) {
+    std::string why;
+    bool valid = true;
+    if (net::redis::is_cluster_url(cfg.redis_url)) {
+      net::redis::cluster_url seeds;
+      valid = net::redis::parse_cluster_url(cfg.redis_url, seeds, why);
+    } else {
+      net::redis::url target;
+      valid = net::redis::parse_url(cfg.redis_url, target, why);
+    }
+    if (!valid)
+      report("--redis-url: " + why);
+  }
+  // A dump is usually made without the keys (they are kept out of files), so
+  // missing keys are reported only when the server is to run.
+  for (const auto& msg : load_auth(cfg, env, !dump))
+    report(msg);
   if (!ok) {
     err << "(see herald --help)\n";
     return startup::exit_failure;
@@ -622,14 +704,18 @@ std::string dump_config(const config& cfg) {
     auto name = str(opt.long_name());
     auto full = option_name(opt);
     auto value = value_of(cfg, opt, caf_defaults);
+    // A commented `; name=value` line is always a value this option accepts
+    // as written (uncommented, it reads back); what is not one is said in
+    // words, without `=`.
     if (!value) {
-      out << "; " << name << "=  (unset: CAF decides)\n";
+      out << "; " << name << ": unset, CAF decides\n";
       continue;
     }
     if (opt.check(*value)) {
-      // CAF's built-in default is not writable in the option's type (e.g.
-      // max-throughput "unlimited" is SIZE_MAX, shown as -1).
-      out << "; " << name << "=" << caf::to_string(*value) << "  (CAF's default)\n";
+      // CAF's built-in default is not writable in the option's type (none
+      // of the listed options today: Herald sets a writable default).
+      out << "; " << name << ": CAF's default, which no value of type " << str(opt.type_name())
+          << " writes\n";
       continue;
     }
     auto text = caf::to_string(*value);

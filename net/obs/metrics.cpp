@@ -110,6 +110,7 @@ std::mutex redis_nodes_mtx;
 std::vector<redis_node> redis_node_list;         // guarded by redis_nodes_mtx
 std::atomic<std::uint64_t> redis_redirects[2]{}; // [0] MOVED, [1] ASK
 std::atomic<int> redis_writable{1};
+std::atomic<int> redis_problem_now{static_cast<int>(redis_problem::other)}; // before the first up
 const std::int64_t start_ns = now_ns();
 std::string the_version = HERALD_VERSION;
 
@@ -346,6 +347,56 @@ void set_redis_up(bool up) noexcept {
   redis_state.store(up ? 1 : 0, std::memory_order_relaxed);
 }
 
+std::string_view to_string(redis_problem p) noexcept {
+  switch (p) {
+  case redis_problem::none:
+    return "none";
+  case redis_problem::connection_refused:
+    return "connection_refused";
+  case redis_problem::timeout:
+    return "timeout";
+  case redis_problem::resolve:
+    return "resolve";
+  case redis_problem::auth:
+    return "auth";
+  case redis_problem::noperm:
+    return "noperm";
+  case redis_problem::replicas:
+    return "replicas";
+  case redis_problem::cluster:
+    return "cluster";
+  case redis_problem::other:
+    return "other";
+  }
+  return "other";
+}
+
+redis_problem classify_redis_problem(std::string_view reason) noexcept {
+  auto has = [reason](std::string_view what) {
+    return reason.find(what) != std::string_view::npos;
+  };
+  // Most specific first: "NOPERM" inside "connection lost: NOPERM ...".
+  if (has("NOPERM"))
+    return redis_problem::noperm;
+  if (has("WRONGPASS") || has("NOAUTH") || has("AUTH failed") || has("invalid password"))
+    return redis_problem::auth;
+  if (has("refused"))
+    return redis_problem::connection_refused;
+  if (has("resolve"))
+    return redis_problem::resolve;
+  if (has("timeout") || has("timed out"))
+    return redis_problem::timeout;
+  if (has("replica"))
+    return redis_problem::replicas;
+  if (has("slot map") || has("Cluster seed") || has("not part of a cluster"))
+    return redis_problem::cluster;
+  return reason.empty() ? redis_problem::none : redis_problem::other;
+}
+
+void set_redis_problem(redis_problem p) noexcept {
+  redis_problem_now.store(static_cast<int>(p), std::memory_order_relaxed);
+}
+
 void idempotent_replay() noexcept {
   add(s_idempotent_replays, 1);
 }
@@ -498,6 +549,14 @@ std::string render() {
     w.family("herald_redis_up", "gauge",
              "Cluster mode: 1 while the Redis connections are up, 0 while not.");
     w.sample("herald_redis_up", {}, state);
+    w.family("herald_redis_down_reason", "gauge",
+             "Cluster mode: 1 for the reason Redis is not usable now (connection_refused, timeout, "
+             "resolve, auth, noperm, replicas, cluster, other), 0 for the others; all 0 while up "
+             "and ready. The full text is in /readyz and the log.");
+    for (std::size_t i = 1; i < redis_problem_count; ++i)
+      w.sample("herald_redis_down_reason",
+               label("reason", to_string(static_cast<redis_problem>(i))),
+               redis_problem_now.load(std::memory_order_relaxed) == static_cast<int>(i) ? 1 : 0);
     w.family("herald_redis_reconnects_total", "counter",
              "Cluster mode: times the Redis connections were lost and re-established.");
     w.sample("herald_redis_reconnects_total", {}, t.slots[s_redis_reconnects]);

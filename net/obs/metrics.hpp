@@ -104,6 +104,32 @@ void redis_reconnect() noexcept;
 /// in-process mode).
 void set_redis_up(bool up) noexcept;
 
+/// Why Redis is not usable (cluster mode), as the `reason` label of
+/// herald_redis_down_reason: a small fixed set, from the reason text.
+enum class redis_problem : std::uint8_t {
+  none,               ///< up and ready
+  connection_refused, ///< TCP connect refused (wrong host or port, Redis down)
+  timeout,            ///< connect, handshake, command or heartbeat timed out
+  resolve,            ///< the host name did not resolve
+  auth,               ///< AUTH refused (WRONGPASS) or needed (NOAUTH)
+  noperm,             ///< an ACL refused a command, key or channel (NOPERM)
+  replicas,           ///< --redis-wait-replicas: too few replicas in sync
+  cluster,            ///< the Redis Cluster slot map is missing or incomplete
+  other,              ///< anything else (connection lost, ...)
+};
+inline constexpr std::size_t redis_problem_count = 9;
+
+/// The `reason` label value of `p` ("connection_refused", "auth", ...).
+std::string_view to_string(redis_problem p) noexcept;
+
+/// The problem a one-line reason (connection::last_error(), a not-ready
+/// text) names: NOPERM, WRONGPASS/NOAUTH/AUTH, "refused", "timeout",
+/// "resolve", "replica", "slot map"/"seed"; otherwise other. Pure.
+redis_problem classify_redis_problem(std::string_view reason) noexcept;
+
+/// Cluster mode: why Redis is not usable now (none while up and ready).
+void set_redis_problem(redis_problem p) noexcept;
+
 /// A publish to one channel repeated an idempotency key within the window.
 void idempotent_replay() noexcept;
 

@@ -111,6 +111,13 @@ public:
   /// whenever that reason changes ("no Redis Cluster seed answers: ...").
   /// For readiness texts only: no state change, may be left unset.
   std::function<void(const std::string& reason)> on_still_down;
+  /// Optional, with a replica requirement (--redis-wait-replicas N > 0):
+  /// whether a publish can be acknowledged now, i.e. the master has N
+  /// replicas connected and in sync (INFO replication, `state=online`) and a
+  /// probe write passed `WAIT N`; `why` says what is missing. Called on each
+  /// change (the first time with false, before the first check). A backend
+  /// that does not check replicas never calls it.
+  std::function<void(bool ok, const std::string& why)> on_replicas;
 
   /// Connects (and keeps reconnecting) in the background.
   virtual void start() = 0;

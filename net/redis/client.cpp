@@ -11,7 +11,91 @@ std::shared_ptr<client> client::create(asio::io_context& ioc, options opts) {
 
 client::client(asio::io_context& ioc, options opts)
   : strand_(asio::make_strand(ioc)),
-    opts_(std::move(opts)) {}
+    opts_(std::move(opts)),
+    replica_timer_(strand_) {}
+
+std::size_t online_replicas(const std::string& text) {
+  const std::string info = "\n" + text;
+  std::size_t n = 0;
+  std::size_t pos = 0;
+  while ((pos = info.find("\nslave", pos)) != std::string::npos) {
+    auto end = info.find('\n', pos + 1);
+    auto line = info.substr(pos + 1, end == std::string::npos ? end : end - pos - 1);
+    if (line.find(":ip=") != std::string::npos && line.find(",state=online,") != std::string::npos)
+      ++n;
+    pos += 1;
+  }
+  return n;
+}
+
+void client::replicas_checked(bool ok, const std::string& why) {
+  if (stopped_ || (replicas_ok_ == (ok ? 1 : 0) && why == replicas_why_))
+    return;
+  replicas_ok_ = ok ? 1 : 0;
+  replicas_why_ = why;
+  if (on_replicas)
+    on_replicas(ok, why);
+}
+
+void client::check_replicas() {
+  if (stopped_)
+    return;
+  auto again = [weak = weak_from_this()] {
+    auto s = weak.lock();
+    if (!s || s->stopped_)
+      return;
+    s->replica_timer_.expires_after(std::chrono::seconds(1));
+    s->replica_timer_.async_wait([weak = std::weak_ptr<client>(s)](boost::system::error_code ec) {
+      if (auto s = weak.lock(); s && !ec)
+        s->check_replicas();
+    });
+  };
+  auto i = pick();
+  if (i == npos || !up_) {
+    again(); // the down reason says why; checked again once up
+    return;
+  }
+  auto c = pool_[i];
+  const auto n = opts_.wait_replicas;
+  c->command({"INFO", "replication"}, [self = shared_from_this(), c, n, again](reply r) {
+    if (r.is_error()) {
+      self->replicas_checked(false, "INFO replication failed: " + r.str);
+      again();
+      return;
+    }
+    auto online = online_replicas(r.str);
+    if (online < n) {
+      self->replicas_checked(false, "the Redis master has " + std::to_string(online) +
+                                      " replica(s) connected and in sync; --redis-wait-replicas=" +
+                                      std::to_string(n) + " needs " + std::to_string(n));
+      again();
+      return;
+    }
+    // In sync by INFO; a probe write must also pass WAIT, as a publish does.
+    auto keys = keys_for(self->opts_.prefix, "herald.probe");
+    auto wait_ms = std::max<long long>(1, (self->opts_.command_timeout / 2).count());
+    c->command(
+      {"EVAL", probe_script, "2", keys.meta, keys.history}, [self, c, n, wait_ms, again](reply w) {
+        if (w.is_error()) {
+          self->replicas_checked(false, "the readiness probe write failed: " + w.str);
+          again();
+          return;
+        }
+        c->command({"WAIT", std::to_string(n), std::to_string(wait_ms)},
+                   [self, n, wait_ms, again](reply r2) {
+                     if (r2.type == reply::integer && r2.number >= static_cast<long long>(n))
+                       self->replicas_checked(true, {});
+                     else
+                       self->replicas_checked(
+                         false, "the readiness probe write was confirmed by " +
+                                  (r2.type == reply::integer ? std::to_string(r2.number) : "no") +
+                                  " of " + std::to_string(n) + " replica(s) within " +
+                                  std::to_string(wait_ms) + " ms (WAIT)");
+                     again();
+                   });
+      });
+  });
+}
 
 void client::start() {
   asio::post(strand_, [self = shared_from_this()] {
@@ -32,10 +116,18 @@ void client::start() {
         if (auto s = weak.lock())
           s->update_state("command connection: " + why);
       };
+      // Every connection goes to the same server: one that cannot log in
+      // fails the same way for each, so the reason is reported without
+      // saying which (no change, no new log line).
+      c->on_attempt_failed = [weak](const std::string& why) {
+        if (auto s = weak.lock())
+          s->report_still_down(why);
+      };
       self->pool_.push_back(c);
     }
     copts.client_name = "herald-sub";
-    self->subscriber_ = subscriber::create(self->strand_, copts);
+    // Its probe channel under the prefix too: every name Herald uses is.
+    self->subscriber_ = subscriber::create(self->strand_, copts, self->opts_.prefix);
     std::weak_ptr<client> weak = self;
     self->subscriber_->on_message = [weak](std::string pubsub, std::string payload) {
       auto s = weak.lock();
@@ -61,15 +153,25 @@ void client::start() {
       if (auto s = weak.lock())
         s->update_state("subscriber: " + why);
     };
+    self->subscriber_->on_attempt_failed = [weak](const std::string& why) {
+      if (auto s = weak.lock())
+        s->report_still_down(why.rfind("SUBSCRIBE", 0) == 0 ? "subscriber: " + why : why);
+    };
     for (auto& c : self->pool_)
       c->start();
     self->subscriber_->start();
+    if (self->opts_.wait_replicas > 0) {
+      self->replicas_checked(false, "waiting for " + std::to_string(self->opts_.wait_replicas) +
+                                      " replica(s) in sync (--redis-wait-replicas)");
+      self->check_replicas();
+    }
   });
 }
 
 void client::stop() {
   asio::post(strand_, [self = shared_from_this()] {
     self->stopped_ = true;
+    self->replica_timer_.cancel();
     for (auto& c : self->pool_)
       c->stop();
     if (self->subscriber_)
@@ -103,11 +205,21 @@ void client::update_state(const std::string& reason) {
     return;
   up_ = up;
   if (up) {
+    last_still_down_.clear();
     if (on_up)
       on_up();
-  } else if (on_down) {
-    on_down(reason.empty() ? std::string{"not connected"} : reason);
+  } else {
+    last_still_down_ = reason.empty() ? std::string{"not connected"} : reason;
+    if (on_down)
+      on_down(last_still_down_);
   }
+}
+
+void client::report_still_down(const std::string& reason) {
+  if (up_ || stopped_ || !on_still_down || reason == last_still_down_)
+    return;
+  last_still_down_ = reason;
+  on_still_down(reason);
 }
 
 void client::publish(const std::string& channel, const std::string& event, const std::string& data,

@@ -5,9 +5,13 @@
 // subscriber, all on one strand of the network's io_context: no thread per
 // command. It reports "up" when the subscriber has every wanted channel
 // confirmed and at least one command connection is connected, and "down"
-// when either is lost; the connections reconnect by themselves with capped
-// exponential backoff and jitter. Every public method may be called from
-// any thread (it posts to the strand); callbacks run on the strand.
+// when either is lost; while not up, each new reason an attempt failed
+// (connection refused, AUTH failed, NOPERM ...) through on_still_down. The
+// connections reconnect by themselves with capped exponential backoff and
+// jitter. Every name it uses in Redis starts with the prefix (keys, pub/sub
+// channels, the subscriber's probe channel). Every public method may be
+// called from any thread (it posts to the strand); callbacks run on the
+// strand.
 #pragma once
 
 #include "net/asio.hpp"
@@ -23,6 +27,10 @@
 #include <vector>
 
 namespace herald::net::redis {
+
+/// Replicas that finished their sync with the master, counted in the text of
+/// `INFO replication` (lines "slave<i>:ip=...,port=...,state=online,..."). Pure.
+std::size_t online_replicas(const std::string& info);
 
 class client : public backend, public std::enable_shared_from_this<client> {
 public:
@@ -63,6 +71,13 @@ private:
   std::size_t pick();
   script_settings settings() const;
   void update_state(const std::string& reason);
+  /// While not up: an attempt failed; calls on_still_down when the reason
+  /// is not the one reported last.
+  void report_still_down(const std::string& reason);
+  /// --redis-wait-replicas: checks the replicas every second while up
+  /// (INFO replication, then a probe write and WAIT); reports changes.
+  void check_replicas();
+  void replicas_checked(bool ok, const std::string& why);
 
   asio::strand<asio::io_context::executor_type> strand_;
   options opts_;
@@ -72,6 +87,10 @@ private:
   std::size_t next_ = 0;
   bool up_ = false;
   bool stopped_ = false;
+  std::string last_still_down_; ///< the reason given last by on_down / on_still_down
+  asio::steady_timer replica_timer_;
+  int replicas_ok_ = -1; ///< last reported to on_replicas: -1 none yet, 0 no, 1 yes
+  std::string replicas_why_;
 };
 
 } // namespace herald::net::redis

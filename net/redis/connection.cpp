@@ -270,7 +270,7 @@ void connection::on_handshake_reply(step s, std::size_t script_index, const repl
 
 void connection::become_up() {
   state_ = state::up;
-  backoff_ = options_.min_backoff;
+  up_since_ = std::chrono::steady_clock::now(); // backoff_ is reset if it stays up
   ++counters_.connects;
   if (counters_.connects > 1)
     ++counters_.reconnects;
@@ -317,14 +317,23 @@ void connection::handle_loss(const std::string& reason) {
   bool was_up = state_ == state::up;
   last_error_ = reason;
   disarm(connect_timer_, connect_gen_);
-  if (was_up)
+  if (was_up) {
     ++counters_.disconnects;
-  else
+    // Only a connection that stayed up a while proves the server healthy: one
+    // closed right after its handshake keeps the backoff growing.
+    if (std::chrono::steady_clock::now() - up_since_ >= options_.max_backoff)
+      backoff_ = options_.min_backoff;
+  } else {
     ++counters_.connect_failures;
+  }
   schedule_reconnect();
-  // Last: on_down may call stop().
-  if (was_up && on_down)
-    on_down(reason);
+  // Last: on_down and on_attempt_failed may call stop().
+  if (was_up) {
+    if (on_down)
+      on_down(reason);
+  } else if (on_attempt_failed) {
+    on_attempt_failed(reason);
+  }
 }
 
 void connection::schedule_reconnect() {

@@ -69,9 +69,14 @@ struct connection_options {
   /// CLIENT SETNAME on connect (visible in CLIENT LIST); empty: none.
   /// Redis allows no spaces in it.
   std::string client_name;
-  /// First reconnect delay; doubles after every failed attempt up to
-  /// `max_backoff`, and is reset after a successful handshake. Each delay is
-  /// drawn uniformly from [d/2, d] (jitter), so never longer than `max_backoff`.
+  /// First reconnect delay; doubles after every failed attempt, and after
+  /// every connection lost within `max_backoff` of its handshake, up to
+  /// `max_backoff`; reset when a connection that stayed up at least
+  /// `max_backoff` is lost. So a server that accepts the handshake and then
+  /// closes the connection at once (an ACL refusing the first command, a
+  /// subscriber's SUBSCRIBE refused) is retried with the same growing delay
+  /// as a refused connect, not many times a second. Each delay is drawn
+  /// uniformly from [d/2, d] (jitter), so never longer than `max_backoff`.
   std::chrono::milliseconds min_backoff{100};
   std::chrono::milliseconds max_backoff{5000};
   /// Bound on one attempt: name resolution, TCP connect and handshake
@@ -139,6 +144,13 @@ public:
   /// "command timeout ...", "heartbeat timeout ..."). Pending callbacks have
   /// already got reply::disconnected(). A reconnect is already scheduled.
   std::function<void(const std::string& reason)> on_down;
+
+  /// After every attempt that ended before on_up (connect refused or timed
+  /// out, name not resolved, AUTH or another handshake command refused),
+  /// with a one-line reason as last_error(): "connect: Connection refused",
+  /// "AUTH failed: WRONGPASS ...", "CLIENT SETNAME failed: NOAUTH ...".
+  /// A reconnect is already scheduled. Optional.
+  std::function<void(const std::string& reason)> on_attempt_failed;
 
   // -- control ---------------------------------------------------------------
 
@@ -276,6 +288,7 @@ private:
   std::string drop_reason_;
   std::string last_error_;
   std::chrono::milliseconds backoff_;
+  std::chrono::steady_clock::time_point up_since_; // of the connection up now (or last)
   std::mt19937 rng_;
 
   // The regular commands in flight, oldest first (hiredis answers them in

@@ -219,6 +219,8 @@ void shard_subscriber::drop(const std::string& reason) {
   resubscribing_.clear();
   dirty_.clear();
   bool was_up = up_;
+  if (ready_ && std::chrono::steady_clock::now() - ready_since_ >= options_.max_backoff)
+    backoff_ = options_.min_backoff;
   up_ = false;
   ready_ = false;
   last_error_ = reason;
@@ -371,7 +373,9 @@ void shard_subscriber::on_reply(reply r) {
   ++counters_.connects;
   if (counters_.connects > 1)
     ++counters_.reconnects;
-  backoff_ = options_.min_backoff;
+  // backoff_ is reset only if this connection stays up (drop()), as
+  // connection.hpp does: a node that closes it at once is not retried fast.
+  ready_since_ = std::chrono::steady_clock::now();
   last_error_.clear();
   server_.clear();
   resubscribing_ = wanted_;

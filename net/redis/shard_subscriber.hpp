@@ -12,7 +12,8 @@
 // Like subscriber.hpp it keeps the set of wanted channels, sends changes in
 // batches (all changes of one executor turn in one socket write), subscribes
 // the whole set again after every reconnect (same backoff as connection.hpp:
-// `min_backoff` doubling to `max_backoff`, jittered), and hands every message
+// `min_backoff` doubling to `max_backoff`, jittered, reset once a connection
+// stayed up `max_backoff`), and hands every message
 // on. In Redis Cluster every channel of one SSUBSCRIBE must hash to one slot,
 // so a batch is one SSUBSCRIBE per slot, pipelined in one write.
 //
@@ -188,6 +189,7 @@ private:
   unsigned ping_gen_ = 0;
   bool ping_outstanding_ = false;
   std::chrono::milliseconds backoff_{0};
+  std::chrono::steady_clock::time_point ready_since_; ///< handshake of the current connection
   std::size_t handshake_left_ = 0;
   bool socket_open_ = false;
   bool ready_ = false;

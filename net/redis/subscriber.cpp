@@ -10,11 +10,11 @@ namespace herald::net::redis {
 
 namespace {
 
-std::string random_probe_name() {
+std::string random_probe_name(const std::string& prefix) {
   std::random_device rd;
   char buf[32];
   std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
-  return std::string("__herald_probe:") + buf;
+  return prefix + "__herald_probe:" + buf;
 }
 
 std::string_view str_of(const redisReply* r) {
@@ -25,17 +25,19 @@ std::string_view str_of(const redisReply* r) {
 
 } // namespace
 
-std::shared_ptr<subscriber> subscriber::create(executor_type executor, connection_options options) {
-  std::shared_ptr<subscriber> s(new subscriber(std::move(executor), std::move(options)));
+std::shared_ptr<subscriber> subscriber::create(executor_type executor, connection_options options,
+                                               const std::string& prefix) {
+  std::shared_ptr<subscriber> s(new subscriber(std::move(executor), std::move(options), prefix));
   s->install_handlers();
   return s;
 }
 
-subscriber::subscriber(executor_type executor, connection_options options)
+subscriber::subscriber(executor_type executor, connection_options options,
+                       const std::string& prefix)
   : probe_interval_(options.heartbeat_interval),
     probe_timeout_(options.heartbeat_timeout),
     probe_timer_(executor),
-    probe_channel_(random_probe_name()) {
+    probe_channel_(random_probe_name(prefix)) {
   // hiredis 0.14 never delivers a PING reply on a subscribed connection.
   options.heartbeat_interval = std::chrono::milliseconds(0);
   conn_ = connection::create(std::move(executor), std::move(options));
@@ -54,6 +56,11 @@ void subscriber::install_handlers() {
   conn_->on_down = [weak](const std::string& reason) {
     if (auto self = weak.lock())
       self->on_connection_down(reason);
+  };
+  conn_->on_attempt_failed = [weak](const std::string& reason) {
+    auto self = weak.lock();
+    if (self && !self->stopped_ && self->on_attempt_failed)
+      self->on_attempt_failed(reason);
   };
   conn_->push_handler_ = [weak](const redisReply& r) {
     if (auto self = weak.lock())
@@ -122,6 +129,16 @@ void subscriber::on_connection_up() {
 
 void subscriber::on_connection_down(const std::string& reason) {
   bool was_up = up_;
+  // Lost while the SUBSCRIBE of the whole set was unconfirmed: Redis closes
+  // the connection when it refuses one (hiredis 0.14 treats an error reply
+  // to SUBSCRIBE as fatal), e.g. NOPERM from an ACL without the channel.
+  std::string failed;
+  if (!was_up && !stopped_ && !resubscribing_.empty()) {
+    failed = "SUBSCRIBE of " + probe_channel_;
+    if (resubscribing_.size() > 1)
+      failed += " and " + std::to_string(resubscribing_.size() - 1) + " other channel(s)";
+    failed += " failed: " + reason;
+  }
   up_ = false;
   server_.clear();
   resubscribing_.clear();
@@ -131,6 +148,8 @@ void subscriber::on_connection_down(const std::string& reason) {
   probe_timer_.cancel();
   if (was_up && !stopped_ && on_down)
     on_down(reason);
+  else if (!was_up && !stopped_ && on_attempt_failed)
+    on_attempt_failed(failed.empty() ? reason : failed);
 }
 
 // Called by hiredis (through the connection) for every reply on a

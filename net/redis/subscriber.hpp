@@ -58,8 +58,12 @@ public:
   /// Makes a stopped subscriber on `executor`. `options` as for connection;
   /// `heartbeat_interval` / `heartbeat_timeout` drive the probe (0: no
   /// probe); `command_timeout` bounds the handshake commands only.
+  /// `prefix` starts the probe channel's name (`<prefix>__herald_probe:<hex>`),
+  /// so an ACL that allows only the prefix's channels (`&<prefix>*`) allows
+  /// it too: Herald's --redis-prefix.
   /// May be called from any thread.
-  static std::shared_ptr<subscriber> create(executor_type executor, connection_options options);
+  static std::shared_ptr<subscriber> create(executor_type executor, connection_options options,
+                                            const std::string& prefix = {});
 
   subscriber(const subscriber&) = delete;
   subscriber& operator=(const subscriber&) = delete;
@@ -81,6 +85,12 @@ public:
   /// Once after every on_up, when that connection is lost (not after stop()),
   /// with a one-line reason. A reconnect is already scheduled.
   std::function<void(const std::string& reason)> on_down;
+  /// While not up: an attempt failed, with a one-line reason: the
+  /// connection's (connection::on_attempt_failed), or a connection lost
+  /// before every channel was confirmed, naming the SUBSCRIBE
+  /// ("SUBSCRIBE of <probe channel> and 2 other channel(s) failed: connection
+  /// lost: NOPERM ..."). A reconnect is already scheduled. Optional.
+  std::function<void(const std::string& reason)> on_attempt_failed;
 
   // -- control ---------------------------------------------------------------
 
@@ -116,7 +126,7 @@ public:
   bool confirmed(const std::string& channel) const;
   /// Size of the wanted set (the probe channel not included).
   std::size_t wanted_count() const noexcept { return wanted_.size(); }
-  /// The private channel used as probe ("__herald_probe:<random hex>").
+  /// The private channel used as probe ("<prefix>__herald_probe:<random hex>").
   const std::string& probe_channel() const noexcept { return probe_channel_; }
   /// Counters of the subscriber itself.
   const subscriber_counters& counters() const noexcept { return counters_; }
@@ -132,7 +142,7 @@ public:
 private:
   enum class channel_state { subscribing, subscribed, unsubscribing };
 
-  subscriber(executor_type executor, connection_options options);
+  subscriber(executor_type executor, connection_options options, const std::string& prefix);
   void install_handlers();
 
   void on_connection_up();

@@ -106,7 +106,8 @@ TEST_CASE("precedence: command line > environment > file > default") {
                 {{"HERALD_PORT", "2222"},
                  {"HERALD_HISTORY_SIZE", "6"},
                  {"PORT", "9"},
-                 {"HERALD_SCHEDULER_MAX_THREADS", "1"}});
+                 {"HERALD_SCHEDULER_MAX_THREADS", "1"},
+                 {"HERALD_INSECURE", "true"}});
   INFO(r.err);
   REQUIRE(r.result == startup::run);
   CHECK(cfg.port == 3333);       // CLI over env and file
@@ -125,7 +126,9 @@ TEST_CASE("precedence: command line > environment > file > default") {
 TEST_CASE("PORT and REDIS_URL are aliases below the HERALD_ names") {
   {
     config cfg;
-    auto r = load(cfg, {}, {{"PORT", "4444"}, {"REDIS_URL", "redis://127.0.0.1:7"}});
+    auto r =
+      load(cfg, {},
+           {{"PORT", "4444"}, {"REDIS_URL", "redis://127.0.0.1:7"}, {"HERALD_INSECURE", "true"}});
     REQUIRE(r.result == startup::run);
     CHECK(cfg.port == 4444);
     CHECK(cfg.redis_url == "redis://127.0.0.1:7");
@@ -136,14 +139,15 @@ TEST_CASE("PORT and REDIS_URL are aliases below the HERALD_ names") {
                   {{"PORT", "4444"},
                    {"HERALD_PORT", "5555"},
                    {"REDIS_URL", "redis://a:1"},
-                   {"HERALD_REDIS_URL", "redis://b:2"}});
+                   {"HERALD_REDIS_URL", "redis://b:2"},
+                   {"HERALD_INSECURE", "true"}});
     REQUIRE(r.result == startup::run);
     CHECK(cfg.port == 5555);
     CHECK(cfg.redis_url == "redis://b:2");
   }
   {
     config cfg; // an empty PORT is "unset" (scripts export PORT="")
-    auto r = load(cfg, {}, {{"PORT", ""}});
+    auto r = load(cfg, {}, {{"PORT", ""}, {"HERALD_INSECURE", "true"}});
     REQUIRE(r.result == startup::run);
     CHECK(cfg.port == 8080);
   }
@@ -151,10 +155,13 @@ TEST_CASE("PORT and REDIS_URL are aliases below the HERALD_ names") {
 
 TEST_CASE("options added later (secrets) come from the environment too") {
   test_config cfg;
-  auto r = load(cfg, {}, {{"HERALD_JWT_SECRET", "s3cr3t-value"}, {"HERALD_API_KEY", "k-123"}});
+  auto r = load(cfg, {},
+                {{"HERALD_JWT_SECRET", "s3cr3t-value-s3cr3t-value-s3cr3t-value"},
+                 {"HERALD_API_KEY", "k-123-k-123-k-123-k-123"}});
+  INFO(r.err);
   REQUIRE(r.result == startup::run);
-  CHECK(cfg.jwt_secret == "s3cr3t-value");
-  CHECK(cfg.api_key == "k-123");
+  CHECK(cfg.jwt_secret == "s3cr3t-value-s3cr3t-value-s3cr3t-value");
+  CHECK(cfg.api_key == "k-123-k-123-k-123-k-123");
 }
 
 TEST_CASE("bad values stop start-up naming the option and the source") {
@@ -228,7 +235,7 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
         secret_options.insert("token-ttl");
       }
     } cfg;
-    auto r = load(cfg, {}, {{"HERALD_TOKEN_TTL", "not-a-number-SECRET"}});
+    auto r = load(cfg, {"--insecure"}, {{"HERALD_TOKEN_TTL", "not-a-number-SECRET"}});
     CHECK(r.result == startup::exit_failure);
     CHECK(r.err.find("HERALD_TOKEN_TTL") != std::string::npos);
     CHECK(r.err.find("SECRET") == std::string::npos);
@@ -345,14 +352,14 @@ TEST_CASE("a Redis prefix with braces is refused: they would change every key's 
                      "braces") != std::string::npos);
   }
   config cfg;
-  CHECK(load(cfg, {"--redis-prefix=prod:"}).result != startup::exit_failure);
+  CHECK(load(cfg, {"--redis-prefix=prod:", "--insecure"}).result != startup::exit_failure);
 }
 
 TEST_CASE("dump-config prints the effective configuration, readable back, secrets redacted") {
   test_config cfg;
   auto r = load(cfg, {"--dump-config", "--history-size=7", "--scheduler.max-throughput=50"},
-                {{"HERALD_JWT_SECRET", "hunter2-jwt"},
-                 {"HERALD_API_KEY", "apikey-value"},
+                {{"HERALD_JWT_SECRET", "hunter2-jwt-hunter2-jwt-hunter2-jwt"},
+                 {"HERALD_API_KEY", "apikey-value-0123"},
                  {"HERALD_REDIS_URL", "redis://:redispass@127.0.0.1:6379/0"}});
   INFO(r.err);
   REQUIRE(r.result == startup::exit_success);
@@ -427,11 +434,14 @@ TEST_CASE("the dump of every non-secret option reads back to the same configurat
   // dump. Was: token-refresh-grace was dumped as "; ...=<redacted>" (its
   // name contains "token") and read back as the default.
   test_config base;
-  const std::map<std::string, std::string> valid = {{"log-level", "debug"},
-                                                    {"log-format", "json"},
-                                                    {"jwt-algorithm", "ES256"},
-                                                    {"scheduler.policy", "stealing"},
-                                                    {"redis-url", "redis://127.0.0.1:7/1"}};
+  // Key files the server can read (the dump runs start-up's checks).
+  temp_file jwt_secret{"0123456789abcdef0123456789abcdef"};
+  temp_file api_key{"0123456789abcdef"};
+  const std::map<std::string, std::string> valid = {
+    {"log-level", "debug"},           {"log-format", "json"},
+    {"jwt-algorithm", "HS256"},       {"jwt-secret-file", jwt_secret.path},
+    {"jwt-public-key", ""},           {"api-key-file", api_key.path},
+    {"scheduler.policy", "stealing"}, {"redis-url", "redis://127.0.0.1:7/1"}};
   std::vector<std::string> args{"--dump-config"};
   std::vector<std::string> keys;
   for (const auto& opt : base.option_set()) {
@@ -781,4 +791,132 @@ TEST_CASE("every --option the docs name exists, and the defaults they state are 
     if (std::string{doc} == "docs/auth.md")
       CHECK(checked >= 8);
   }
+}
+
+// -- issue 19: one validation pass, redacted values, commented defaults -------
+
+TEST_CASE("one run reports every start-up error with its source, before anything listens") {
+  // Was: four runs for these four (the key check and the URL ran after
+  // load_config, one message each).
+  temp_file ini{"[global]\nhistory-size=0\n"};
+  config cfg;
+  auto r = load(cfg, {"--config-file=" + ini.path, "--jwt-algorithm=HS512"},
+                {{"HERALD_API_KEY", "too-short"}, {"HERALD_REDIS_URL", "redis://host:notaport"}});
+  INFO(r.err);
+  CHECK(r.result == startup::exit_failure);
+  CHECK(r.err.find("--history-size must be greater than 0 (from config file " + ini.path +
+                   ", line 2)") != std::string::npos);
+  CHECK(r.err.find("--jwt-algorithm must be HS256, RS256 or ES256 (from command line)") !=
+        std::string::npos);
+  CHECK(r.err.find("the environment variable HERALD_API_KEY: the API key must be at least 16 "
+                   "bytes") != std::string::npos);
+  CHECK(r.err.find("--redis-url: ") != std::string::npos);
+  CHECK(r.err.find("(from environment variable HERALD_REDIS_URL)") != std::string::npos);
+  CHECK(r.err.find("--redis-url: invalid Redis URL: the port must be a number") !=
+        std::string::npos);
+
+  SECTION("--dump-config runs the same pass: non-zero for values the server refuses") {
+    // Was: exit 0 and a dump the server then refused.
+    for (std::vector<std::string> bad :
+         {std::vector<std::string>{"--dump-config", "--redis-url=redis+cluster://"},
+          std::vector<std::string>{"--dump-config", "--jwt-algorithm=none"},
+          std::vector<std::string>{"--dump-config", "--history-size=0"}}) {
+      config c;
+      auto d = load(c, bad, {{"HERALD_API_KEY", "short"}});
+      INFO(bad[1]);
+      CHECK(d.result == startup::exit_failure);
+      CHECK(d.out.empty());
+      CHECK(d.err.find("HERALD_API_KEY: the API key must be at least 16 bytes") !=
+            std::string::npos);
+    }
+    // Missing keys are no error for a dump (they are kept out of files).
+    config c;
+    CHECK(load(c, {"--dump-config"}).result == startup::exit_success);
+  }
+}
+
+TEST_CASE("a redacted value read back is refused, naming the option and where the secret goes") {
+  config cfg;
+  auto first = load(cfg, {"--dump-config", "--redis-url=redis://:s3cret-pw@127.0.0.1:6379/0"});
+  INFO(first.err);
+  REQUIRE(first.result == startup::exit_success);
+  CHECK(first.out.find("s3cret-pw") == std::string::npos);
+  REQUIRE(first.out.find("redis-url=\"redis://:***@127.0.0.1:6379/0\"") != std::string::npos);
+  temp_file ini{first.out};
+
+  // Was: read back, "***" became the Redis password and the instance never
+  // became ready, silently.
+  config again;
+  auto second = load(again, {"--config-file=" + ini.path, "--insecure"});
+  CHECK(second.result == startup::exit_failure);
+  CHECK(second.err.find("--redis-url holds '***' as the password of its URL, the placeholder "
+                        "--dump-config writes for a secret, not the secret itself (from config "
+                        "file " +
+                        ini.path) != std::string::npos);
+  CHECK(second.err.find("in the environment variable HERALD_REDIS_URL (it wins over the config "
+                        "file)") != std::string::npos);
+  CHECK(second.err.find("s3cret") == std::string::npos);
+
+  // The way the message points to: the URL with the password in the
+  // environment, over the dumped file.
+  config fixed;
+  auto third = load(fixed, {"--config-file=" + ini.path, "--insecure"},
+                    {{"HERALD_REDIS_URL", "redis://:s3cret-pw@127.0.0.1:6379/0"}});
+  INFO(third.err);
+  CHECK(third.result == startup::run);
+  CHECK(fixed.redis_url == "redis://:s3cret-pw@127.0.0.1:6379/0");
+
+  // The same on the command line and for a cluster URL; and a secret
+  // option's <redacted>.
+  config cli;
+  auto c = load(cli, {"--insecure", "--redis-url=redis+cluster://:***@h1:7000,h2:7001"});
+  CHECK(c.result == startup::exit_failure);
+  CHECK(c.err.find("--redis-url holds '***' as the password of its URL") != std::string::npos);
+  CHECK(c.err.find("(from command line): give the value with the secret in it") !=
+        std::string::npos);
+  test_config secret;
+  auto s = load(secret, {"--insecure", "--jwt-secret=<redacted>"});
+  CHECK(s.result == startup::exit_failure);
+  CHECK(s.err.find("--jwt-secret holds '<redacted>'") != std::string::npos);
+}
+
+TEST_CASE("every commented line of the dump that names a value reads back as written") {
+  // Was: "; max-throughput=-1  (CAF's default)", refused when uncommented
+  // ("expected uint64").
+  config cfg;
+  auto dumped = load(cfg, {"--dump-config"});
+  INFO(dumped.err);
+  REQUIRE(dumped.result == startup::exit_success);
+  std::istringstream in{dumped.out};
+  std::string text;
+  std::size_t uncommented = 0;
+  bool header = true;
+  for (std::string line; std::getline(in, line);) {
+    if (header) { // "; herald effective configuration (...)"
+      header = false;
+      text += line + "\n";
+      continue;
+    }
+    if (line.rfind("; ", 0) == 0) {
+      INFO(line);
+      // A note in words never has the form of a setting.
+      auto eq = line.find('=');
+      auto colon = line.find(':');
+      CHECK((eq != std::string::npos && (colon == std::string::npos || eq < colon)) !=
+            (colon != std::string::npos && (eq == std::string::npos || colon < eq)));
+      if (eq != std::string::npos && (colon == std::string::npos || eq < colon)) {
+        line = line.substr(2);
+        ++uncommented;
+      }
+    }
+    text += line + "\n";
+  }
+  temp_file ini{text};
+  config again;
+  auto back = load(again, {"--dump-config", "--config-file=" + ini.path});
+  INFO(back.err);
+  CHECK(back.result == startup::exit_success);
+  CHECK(back.out == dumped.out);
+  CHECK(dumped.out.find("\nmax-throughput=") != std::string::npos);
+  CHECK(dumped.out.find("=-1") == std::string::npos);
 }

@@ -135,6 +135,41 @@ TEST_CASE("the exposition is well formed: HELP and TYPE once per family, then it
   CHECK(value_of(text, R"(herald_http_errors_total{code="invalid_channel"})") >= 0);
 }
 
+TEST_CASE("why Redis is not usable: a reason label from the reason text, one sample per reason",
+          "[metrics]") {
+  using metrics::redis_problem;
+  // The texts redis::connection, subscriber and cluster_client give.
+  CHECK(metrics::classify_redis_problem("connect: Connection refused") ==
+        redis_problem::connection_refused);
+  CHECK(metrics::classify_redis_problem("AUTH failed: WRONGPASS invalid username-password pair") ==
+        redis_problem::auth);
+  CHECK(metrics::classify_redis_problem("CLIENT SETNAME failed: NOAUTH Authentication required.") ==
+        redis_problem::auth);
+  CHECK(metrics::classify_redis_problem(
+          "subscriber: SUBSCRIBE of herald:__herald_probe:ab failed: connection lost: NOPERM this "
+          "user has no permissions to access one of the channels used as arguments") ==
+        redis_problem::noperm);
+  CHECK(metrics::classify_redis_problem("connect timeout after 3000 ms (TCP connect)") ==
+        redis_problem::timeout);
+  CHECK(metrics::classify_redis_problem("resolve redis.invalid: Host not found") ==
+        redis_problem::resolve);
+  CHECK(metrics::classify_redis_problem("the Redis Cluster slot map does not cover every slot") ==
+        redis_problem::cluster);
+  CHECK(metrics::classify_redis_problem("connection lost: Server closed the connection") ==
+        redis_problem::other);
+  metrics::set_redis_up(false);
+  metrics::set_redis_problem(redis_problem::auth);
+  auto text = metrics::render();
+  CHECK(value_of(text, R"(herald_redis_down_reason{reason="auth"})") == 1);
+  CHECK(value_of(text, R"(herald_redis_down_reason{reason="connection_refused"})") == 0);
+  CHECK(value_of(text, R"(herald_redis_down_reason{reason="noperm"})") == 0);
+  metrics::set_redis_problem(redis_problem::none);
+  metrics::set_redis_up(true);
+  text = metrics::render();
+  CHECK(value_of(text, R"(herald_redis_down_reason{reason="auth"})") == 0);
+  CHECK(text.find(R"(herald_redis_down_reason{reason="none"})") == std::string::npos);
+}
+
 TEST_CASE("Redis Cluster: one sample per node and family, redirections by kind, none without nodes",
           "[metrics]") {
   metrics::set_redis_up(true);

@@ -375,6 +375,67 @@ TEST_CASE_METHOD(password_connection,
     CHECK_FALSE(rec.up);
     CHECK_THAT(conn->last_error(), Catch::Contains("NOAUTH"));
   }
+
+  SECTION("every failed attempt is reported with its reason (on_attempt_failed)") {
+    // Was: nothing told the owner why a connection that never came up failed.
+    create(test_options("redis://:wrong@" + hostport));
+    std::vector<std::string> reasons;
+    conn->on_attempt_failed = [&](const std::string& why) { reasons.push_back(why); };
+    conn->start();
+    REQUIRE(f.run_until([&] { return reasons.size() >= 2; }, 3s));
+    CHECK_THAT(reasons[0], Catch::Contains("AUTH failed") && Catch::Contains("WRONGPASS"));
+    CHECK(reasons[0] == conn->last_error());
+    CHECK(rec.downs == 0); // never up: no on_down
+  }
+}
+
+TEST_CASE("connection: a server that closes each connection right after the handshake is retried "
+          "with growing backoff",
+          "[redis][connection][backoff]") {
+  // Was: the backoff was reset by every handshake, so a connection closed
+  // at once after it (here by a client-side drop in on_up, as an ACL
+  // refusing the first command does) reconnected every 10-20 ms.
+  io_fixture f;
+  redis_server srv;
+  auto conn = connection::create(f.ex, test_options(srv.url())); // 20 ms doubling to 300 ms
+  stop_on_exit guard{conn};
+  link_events rec;
+  rec.attach(*conn);
+  conn->on_up = [&] {
+    ++rec.ups;
+    conn->drop("closed right after the handshake");
+  };
+  conn->start();
+  f.run_for(1000ms);
+  // Delays drawn from [d/2, d] with d = 20, 40, 80, 160, 300, 300 ...: at
+  // least 10, 20, 40, 80, 150, 150 ... ms, so at most 10 connects in 1 s
+  // (a reset backoff gives 50 or more).
+  CHECK(rec.ups >= 3);
+  CHECK(rec.ups <= 10);
+  CHECK(conn->counters().connects == static_cast<std::uint64_t>(rec.ups));
+}
+
+TEST_CASE("connection: the backoff starts again from the minimum after a connection that lasted",
+          "[redis][connection][backoff]") {
+  io_fixture f;
+  redis_server srv;
+  auto opts = test_options(srv.url());
+  opts.max_backoff = 100ms;
+  auto conn = connection::create(f.ex, opts);
+  stop_on_exit guard{conn};
+  link_events rec;
+  rec.attach(*conn);
+  conn->start();
+  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  for (int i = 0; i < 3; ++i) {
+    f.run_for(150ms); // longer than max_backoff: a healthy connection
+    auto before = std::chrono::steady_clock::now();
+    auto ups = rec.ups;
+    conn->drop("test");
+    REQUIRE(f.run_until([&] { return rec.ups == ups + 1; }, 3s));
+    // Reconnected after at most min_backoff (20 ms) plus the handshake.
+    CHECK(std::chrono::steady_clock::now() - before < 90ms);
+  }
 }
 
 TEST_CASE_METHOD(started_connection,

@@ -293,3 +293,57 @@ TEST_CASE_METHOD(started_subscriber, "subscriber: stop() ends it without events"
   f.run_for(20ms);
   CHECK(weak.expired());
 }
+
+// -- issue 19: every name under the prefix; failures reported ---------------
+
+namespace {
+
+// A server with the ACL user "herald" that may use only `herald:` keys and
+// channels (docs/cluster.md "Redis ACL").
+struct acl_subscriber : started_subscriber {
+  acl_subscriber() {
+    auto r =
+      srv.command({"ACL", "SETUSER", "herald", "on", ">pw", "~herald:*", "&herald:*", "+@all"});
+    REQUIRE(r.str == "OK");
+  }
+  std::string url() const { return "redis://herald:pw@127.0.0.1:" + std::to_string(srv.port()); }
+};
+
+} // namespace
+
+TEST_CASE_METHOD(acl_subscriber,
+                 "subscriber: its probe channel is under the prefix, so an ACL limited to the "
+                 "prefix lets it up",
+                 "[redis][subscriber][acl]") {
+  // Was: the probe channel "__herald_probe:<hex>" was refused (NOPERM) and
+  // the subscriber never came up.
+  client = subscriber::create(f.ex, test_options(url()), "herald:");
+  rec.attach(*client);
+  CHECK(sub->probe_channel().rfind("herald:__herald_probe:", 0) == 0);
+  sub->subscribe({"herald:{c}:pub"});
+  start();
+  CHECK(sub->confirmed("herald:{c}:pub"));
+  CHECK(srv.command({"PUBLISH", "herald:{c}:pub", "m"}).number == 1);
+  REQUIRE(f.run_until([&] { return rec.messages.size() == 1; }, 3s));
+}
+
+TEST_CASE_METHOD(acl_subscriber,
+                 "subscriber: a SUBSCRIBE the ACL refuses is reported, naming the channel, and "
+                 "retried with backoff",
+                 "[redis][subscriber][acl][backoff]") {
+  // Was: no event (the connection had been up), and a reconnect every
+  // 10-20 ms, forever.
+  client = subscriber::create(f.ex, test_options(url()), "other:");
+  rec.attach(*client);
+  std::vector<std::string> reasons;
+  sub->on_attempt_failed = [&](const std::string& why) { reasons.push_back(why); };
+  sub->start();
+  f.run_for(1000ms);
+  CHECK_FALSE(rec.up);
+  REQUIRE_FALSE(reasons.empty());
+  CHECK_THAT(reasons[0], Catch::StartsWith("SUBSCRIBE of " + sub->probe_channel() + " failed: ") &&
+                           Catch::Contains("NOPERM"));
+  // 20 ms doubling to 300 ms (test_options): at most 10 attempts in 1 s.
+  CHECK(sub->link_counters().connects >= 3);
+  CHECK(sub->link_counters().connects <= 10);
+}
