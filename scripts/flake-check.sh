@@ -24,8 +24,11 @@ if [[ ! -f $build/CTestTestfile.cmake ]]; then
   echo "  cmake -S . -B $build -DCMAKE_BUILD_TYPE=Release -DHERALD_BUILD_TESTS=ON && cmake --build $build -j2" >&2
   exit 2
 fi
-if [[ ! -d tests/e2e/node_modules ]]; then
-  echo "flake-check: tests/e2e/node_modules is missing: run 'npm ci --prefix tests/e2e' first" >&2
+# The tests run from the source tree the build was configured from.
+src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$build/CMakeCache.txt" 2>/dev/null)
+src=${src:-.}
+if [[ ! -d $src/tests/e2e/node_modules ]]; then
+  echo "flake-check: $src/tests/e2e/node_modules is missing: run 'npm ci --prefix $src/tests/e2e' first" >&2
   exit 2
 fi
 
