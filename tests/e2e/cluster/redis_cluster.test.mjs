@@ -238,20 +238,25 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
       }
     })();
     try {
-      await sleep(200);
+      await waitUntil(() => acked.length + failed.length >= 3, { what: "publishing under way" });
       // The Redis Cluster specification's live resharding, one slot by hand.
       await redisCli(to.port, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromId);
       await redisCli(from.port, "CLUSTER", "SETSLOT", slot, "MIGRATING", toId);
-      await sleep(200);
+      const marked = acked.length + failed.length;
+      await waitUntil(() => acked.length + failed.length >= marked + 3, { what: "publications while the slot is MIGRATING" });
       const keys = await redisCli(from.port, "CLUSTER", "GETKEYSINSLOT", slot, "100");
       assert.ok(keys.includes(`herald:{${ch}}:meta`), keys.join(" "));
       const moved = await redisCli(from.port, "MIGRATE", "127.0.0.1", String(to.port), "", "0", "5000", "KEYS", ...keys);
       assert.deepEqual(moved, ["OK"]);
-      await sleep(400); // the old owner answers ASK now
+      // The old owner answers ASK now: wait until it has (Redis counts it).
+      await waitUntil(async () => (await stat(from, "errorstats", "errorstat_ASK", "count")) > 0, {
+        timeoutMs: 10_000,
+        what: "an ASK answered by the old owner to a publication",
+      });
       for (const n of [to, from, ...cluster.nodes.filter((x) => owners.includes(x.port) && x !== to && x !== from)]) {
         await redisCli(n.port, "CLUSTER", "SETSLOT", slot, "NODE", toId);
       }
-      await sleep(400); // and MOVED until Herald's map has the new owner
+      // ... and MOVED until Herald's map has the new owner: publications go on.
       const after = acked.length;
       await waitUntil(() => acked.length >= after + 5, { timeoutMs: 10_000, what: "publications after the migration" });
     } finally {
@@ -338,7 +343,7 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     let failoverMs;
     let promotedMs;
     try {
-      await sleep(600);
+      await waitUntil(() => channels.every((c) => acked[c].length >= 2), { what: "publishing under way on every channel" });
       killedAt = Date.now();
       await node.kill("SIGKILL");
       // The replica is promoted within a few cluster-node-timeouts. Its shard
