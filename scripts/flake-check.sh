@@ -40,10 +40,10 @@ cleanup() {
     wait "$busy_pid" 2>/dev/null
   fi
 }
-trap cleanup EXIT
-trap 'exit 130' INT TERM
-
 failures=()
+trap cleanup EXIT
+trap 'echo "flake-check: interrupted; failed so far:"; printf "  %s\n" "${failures[@]}"; exit 130' INT TERM
+
 # run NAME [env assignments...]: one ctest run; collects its failed tests.
 run() {
   local name=$1
