@@ -139,7 +139,19 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
       const src = c.kind === "sse" ? c.client.events : c.client.inbox;
       await src.until(() => got() >= total, { timeoutMs: 8000, what: `${c.name}: ${total} publications` });
     }
-    await sleep(300); // duplicates, if any, would arrive now
+    // A sentinel on each channel: order is kept per channel, so a duplicate
+    // would arrive before it (instead of waiting 300 ms for one).
+    for (const ch of channels) {
+      const sentinel = await publishOk(hs[0].url, { channel: ch, event: "tick", data: { seq: "sentinel" } });
+      expected[ch].push({ offset: sentinel[ch], seq: "sentinel" });
+    }
+    for (const c of clients) {
+      const src = c.kind === "sse" ? c.client.events : c.client.inbox;
+      await src.until(() => channels.every((ch) => view(c, ch).some((x) => x.seq === "sentinel")), {
+        timeoutMs: 8000,
+        what: `${c.name}: the sentinel on every channel`,
+      });
+    }
     for (const c of clients) for (const ch of channels) assert.deepEqual(view(c, ch), expected[ch], `${c.name} on ${ch}`);
     for (const h of hs) assert.equal((await readyz(h.url)).status, 200);
   });
@@ -272,7 +284,14 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
       const src = c.kind === "sse" ? c.client.events : c.client.inbox;
       await src.until(() => items(c, k).length >= acked.length, { timeoutMs: 8000, what: `${c.name}: ${acked.length} publications` });
     }
-    await sleep(300);
+    // A sentinel on the channel: order is kept per channel, so a duplicate
+    // would arrive before it (instead of waiting 300 ms for one).
+    await publishOk(hs[0].url, { channel: ch, event: "tick", data: { seq: "sentinel" } });
+    acked.push("sentinel");
+    for (const [k, c] of clients.entries()) {
+      const src = c.kind === "sse" ? c.client.events : c.client.inbox;
+      await src.until(() => items(c, k).some((x) => x.data?.seq === "sentinel"), { timeoutMs: 8000, what: `${c.name}: the sentinel` });
+    }
     for (const [k, c] of clients.entries()) {
       const list = items(c, k);
       assert.deepEqual(list.map((x) => x.data?.seq), acked, `${c.name}: every publication once, in order`);
@@ -380,7 +399,15 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
         await src.until(() => acked[ch].every((s) => seqs().includes(s)), { timeoutMs: 10_000, what: `${c.name} on ${ch}: every acknowledged publication` });
       }
     }
-    await sleep(300);
+    // A sentinel on each channel: order is kept per channel, so a duplicate
+    // would arrive before it (instead of waiting 300 ms for one).
+    for (const ch of channels) await publishOk(hs[0].url, { channel: ch, event: "tick", data: { seq: `sentinel-${ch}` } });
+    for (const ch of channels) {
+      for (const [k, c] of clients.entries()) {
+        const src = c.kind === "sse" ? c.client.events : c.client.inbox;
+        await src.until(() => items(c, k, ch).some((x) => x.data?.seq === `sentinel-${ch}`), { timeoutMs: 8000, what: `${c.name} on ${ch}: the sentinel` });
+      }
+    }
     for (const ch of channels) {
       for (const [k, c] of clients.entries()) {
         const list = items(c, k, ch);
