@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { getJson, publish, publishOk, startHerald } from "../lib/herald.mjs";
+import { getJson, publish, publishOk, publishOnce, startHerald } from "../lib/herald.mjs";
 import {
   freePort,
   readyz,
@@ -104,6 +104,14 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     }
   };
 
+  // A sentinel publication on a fresh connection (a pooled one may have been
+  // closed while idle: EPIPE); returns its offsets.
+  const publishSentinel = async (h, body) => {
+    const r = await publishOnce(h.url, body);
+    assert.equal(r.status, 200, r.text);
+    return r.json.offsets;
+  };
+
   const view = ({ kind, client }, ch) => {
     const items = kind === "sse" ? sseItems(client.events.items, ch, client.channels) : wsItems(client.inbox.items.slice(client.from), ch);
     return items.map((x) => (x.kind === "pub" ? { offset: x.offset, seq: x.data?.seq } : { gap: x.reason }));
@@ -142,7 +150,7 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     // A sentinel on each channel: order is kept per channel, so a duplicate
     // would arrive before it (instead of waiting 300 ms for one).
     for (const ch of channels) {
-      const sentinel = await publishOk(hs[0].url, { channel: ch, event: "tick", data: { seq: "sentinel" } });
+      const sentinel = await publishSentinel(hs[0], { channel: ch, event: "tick", data: { seq: "sentinel" } });
       expected[ch].push({ offset: sentinel[ch], seq: "sentinel" });
     }
     for (const c of clients) {
@@ -286,7 +294,7 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     }
     // A sentinel on the channel: order is kept per channel, so a duplicate
     // would arrive before it (instead of waiting 300 ms for one).
-    await publishOk(hs[0].url, { channel: ch, event: "tick", data: { seq: "sentinel" } });
+    await publishSentinel(hs[0], { channel: ch, event: "tick", data: { seq: "sentinel" } });
     acked.push("sentinel");
     for (const [k, c] of clients.entries()) {
       const src = c.kind === "sse" ? c.client.events : c.client.inbox;
@@ -401,7 +409,7 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     }
     // A sentinel on each channel: order is kept per channel, so a duplicate
     // would arrive before it (instead of waiting 300 ms for one).
-    for (const ch of channels) await publishOk(hs[0].url, { channel: ch, event: "tick", data: { seq: `sentinel-${ch}` } });
+    for (const ch of channels) await publishSentinel(hs[0], { channel: ch, event: "tick", data: { seq: `sentinel-${ch}` } });
     for (const ch of channels) {
       for (const [k, c] of clients.entries()) {
         const src = c.kind === "sse" ? c.client.events : c.client.inbox;
