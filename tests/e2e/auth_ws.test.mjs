@@ -53,7 +53,8 @@ describe("WebSocket authentication", () => {
       await c.inbox.until((items) => publicationsOf({ inbox: { items } }, `user:${alice}`).some((m) => m.event === "paid"));
       await stillReceives(c, `user:${alice}`);
       await send(h.url, { channel: `user:${bob}`, event: "secret", data: 1 });
-      await sleep(100);
+      // A positive marker first: a later publication on alice's channel arrived.
+      await stillReceives(c, `user:${alice}`);
       assert.equal(publicationsOf(c, `user:${bob}`).length, 0);
     } finally {
       await c.close();

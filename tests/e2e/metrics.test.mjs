@@ -136,8 +136,10 @@ describe("GET /metrics", { timeout: 90_000 }, () => {
         m.get("herald_connections", sse) === 3 &&
         m.get("herald_connections", ws) === 2 &&
         m.get("herald_bytes_written_total", sse) === sum(sseClients.map((c) => c.bytes())) &&
-        m.get("herald_frames_written_total", ws) === sum(wsClients.map((c) => c.inbox.items.length)),
-      "3 SSE and 2 WebSocket connections, every byte they read counted",
+        m.get("herald_frames_written_total", ws) === sum(wsClients.map((c) => c.inbox.items.length)) &&
+        m.get("herald_connects_total", sse) >= 3 &&
+        m.get("herald_connects_total", ws) >= 2,
+      "3 SSE and 2 WebSocket connections (and connects), every byte they read counted",
     );
     assert.equal(m1.get("herald_connects_total", sse), 3);
     assert.equal(m1.get("herald_connects_total", ws), 2);
@@ -154,12 +156,19 @@ describe("GET /metrics", { timeout: 90_000 }, () => {
     );
     const d = (m, name, labels) => m.get(name, labels) - m1.get(name, labels);
     const subscribers = { sse: 3, ws: 2 };
-    // Writes complete (and are counted) a moment after the clients read them.
+    // Writes complete (and are counted) a moment after the clients read them;
+    // each figure read below is its own update: wait until all have it.
     const m2 = await scrapeUntil(
       (m) =>
         d(m, "herald_frames_written_total", sse) === PUBLICATIONS * subscribers.sse &&
-        d(m, "herald_frames_written_total", ws) === PUBLICATIONS * subscribers.ws,
-      "every frame written",
+        d(m, "herald_frames_written_total", ws) === PUBLICATIONS * subscribers.ws &&
+        d(m, "herald_publications_received_total", { source: "http" }) >= PUBLICATIONS &&
+        d(m, "herald_deliveries_total", sse) >= PUBLICATIONS * subscribers.sse &&
+        d(m, "herald_deliveries_total", ws) >= PUBLICATIONS * subscribers.ws &&
+        d(m, "herald_bytes_written_total", sse) >= sseClients.reduce((sum, c, i) => sum + c.bytes() - bytesBefore[i], 0) &&
+        d(m, "herald_publish_to_write_seconds_count") >= PUBLICATIONS * 5 &&
+        d(m, "herald_publish_to_write_seconds_bucket", { le: "1" }) >= PUBLICATIONS * 5,
+      "every frame, byte, delivery and publish-to-write observation counted",
     );
     assert.equal(d(m2, "herald_publications_received_total", { source: "http" }), PUBLICATIONS);
     assert.equal(d(m2, "herald_publications_received_total", { source: "redis" }), 0);
@@ -206,8 +215,11 @@ describe("GET /metrics", { timeout: 90_000 }, () => {
       (m) =>
         d(m, "herald_disconnects_total", { ...sse, reason: "client" }) === 1 &&
         d(m, "herald_disconnects_total", { ...ws, reason: "client" }) === 1 &&
-        d(m, "herald_disconnects_total", { ...ws, reason: "protocol_error" }) === 1,
-      "disconnects: sse client, ws client, ws protocol_error",
+        d(m, "herald_disconnects_total", { ...ws, reason: "protocol_error" }) === 1 &&
+        m.get("herald_connections", sse) <= 2 &&
+        m.get("herald_connections", ws) <= 1 &&
+        d(m, "herald_connects_total", ws) >= 1,
+      "disconnects: sse client, ws client, ws protocol_error (and the connection gauges)",
     );
     assert.equal(m3.get("herald_connections", sse), 2);
     assert.equal(m3.get("herald_connections", ws), 1);
@@ -229,8 +241,8 @@ describe("GET /metrics", { timeout: 90_000 }, () => {
     cleanup.push(async () => lost.destroy());
     await waitUntil(() => lost.events().some((e) => e.event === "herald.gap"), { what: "a gap for an unknown epoch" });
     const m4 = await scrapeUntil(
-      (m) => d(m, "herald_recoveries_total", { result: "succeeded" }) === 1,
-      "one recovery succeeded",
+      (m) => d(m, "herald_recoveries_total", { result: "succeeded" }) === 1 && d(m, "herald_recoveries_total", { result: "failed" }) >= 1,
+      "one recovery succeeded, one failed",
     );
     assert.equal(d(m4, "herald_recoveries_total", { result: "failed" }), 1);
 
@@ -238,7 +250,10 @@ describe("GET /metrics", { timeout: 90_000 }, () => {
     assert.equal((await getJson(h.url, "/v1/sse?channel=nope")).status, 400);
     assert.equal((await publish(h.url, { channel: CHANNEL, event: "herald.x", data: 1 })).status, 400);
     assert.equal((await getJson(h.url, "/no/such/route")).status, 404);
-    const m5 = await scrape(h.url);
+    const m5 = await scrapeUntil(
+      (m) => ["invalid_channel", "invalid_event", "not_found"].every((code) => d(m, "herald_http_errors_total", { code }) >= 1),
+      "the three HTTP errors counted",
+    );
     assert.equal(d(m5, "herald_http_errors_total", { code: "invalid_channel" }), 1);
     assert.equal(d(m5, "herald_http_errors_total", { code: "invalid_event" }), 1);
     assert.equal(d(m5, "herald_http_errors_total", { code: "not_found" }), 1);

@@ -23,6 +23,7 @@ import {
   sseReady,
   startHerald,
   suiteHerald,
+  waitUntil,
 } from "./lib/herald.mjs";
 
 const USER = encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => (i * 7 + 3) & 0xff));
@@ -461,7 +462,11 @@ describe("SSE on shutdown, keep-alive connections", () => {
         assert.match(out, /"status":"ok"/);
         const head = out.length;
         const stopped = h.stop();
-        await sleep(500);
+        // Used after SIGTERM: wait until herald is shutting down (/readyz no longer 200).
+        await waitUntil(async () => (await fetch(`${h.url}/readyz`).then((r) => r.status, () => 0)) !== 200, {
+          timeoutMs: 5000,
+          what: "herald shutting down (/readyz not 200)",
+        });
         if (!socket.destroyed) socket.write("GET /v1/sse?channel=stream:sse-keepalive HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n");
         await closed;
         await stopped;

@@ -201,8 +201,12 @@ describe("readiness that tells the truth", () => {
     const r = await readyz(h.url);
     assert.equal(r.json.error.code, "unavailable");
     assert.match(r.json.error.message, /READONLY/, r.text);
-    const text = await scrapeText(h.url);
-    assert.equal(metric(text, "herald_redis_writable"), 0);
+    // Two updates (writable 0, then the episode counted): wait for both, then
+    // the count is exactly one episode (docs/cluster.md).
+    const text = await waitUntil(async () => {
+      const t = await scrapeText(h.url);
+      return metric(t, "herald_redis_writable") === 0 && metric(t, "herald_redis_write_failures_total") >= 1 && t;
+    }, { timeoutMs: 3000, what: "herald_redis_writable 0 and herald_redis_write_failures_total counted" });
     assert.equal(metric(text, "herald_redis_write_failures_total"), 1);
     // Still not ready a while later: no write succeeded (the probe keeps failing).
     await new Promise((res) => setTimeout(res, 1500));
@@ -213,7 +217,8 @@ describe("readiness that tells the truth", () => {
     await waitReady(h.url, 5000); // the write probe succeeds: no publish needed
     const took = Date.now() - t0;
     assert.ok(took < 3000, `ready again after ${took} ms`);
-    assert.equal(metric(await scrapeText(h.url), "herald_redis_writable"), 1);
+    // /readyz and the gauge are two updates: wait for the gauge too.
+    await waitUntil(async () => metric(await scrapeText(h.url), "herald_redis_writable") === 1, { timeoutMs: 3000, what: "herald_redis_writable 1" });
     await publishOk(h.url, { channel: "stream:ready-1", event: "e", data: 3 });
   });
 });

@@ -75,7 +75,8 @@ export function redisRaw(port, line, { timeoutMs = 1000 } = {}) {
  * @returns {Promise<{port:number, pid:number, url:string, log:()=>string,
  *   alive:()=>boolean, kill:(signal?:string)=>Promise<void>, stop:()=>Promise<void>}>}
  */
-export async function startRedis({ port, persist = null, rdbDir = null, timeoutMs = 5000, extra = [], cwd = null } = {}) {
+export async function startRedis({ port, persist = null, rdbDir = null, timeoutMs = 5000, extra = [], cwd = null, retries = port === undefined ? 4 : 0 } = {}) {
+  const given = { persist, rdbDir, timeoutMs, extra, cwd };
   port ??= await freePort();
   const args = ["--port", String(port), "--bind", "127.0.0.1", "--save", ""];
   if (persist) args.push("--appendonly", "yes", "--appendfsync", "always", "--dir", persist);
@@ -102,6 +103,9 @@ export async function startRedis({ port, persist = null, rdbDir = null, timeoutM
     );
   } catch (err) {
     await killAndWait(child, "SIGKILL");
+    // A port chosen here was free a moment ago, then taken (another process's
+    // ephemeral port): choose again.
+    if (retries > 0 && isAddressInUse(err)) return startRedis({ ...given, retries: retries - 1 });
     throw err;
   }
   return {
@@ -116,6 +120,11 @@ export async function startRedis({ port, persist = null, rdbDir = null, timeoutM
     signal: (signal) => alive(child) && child.kill(signal),
     stop: () => killAndWait(child, "SIGTERM"),
   };
+}
+
+/** True when `err` (from startRedis) says redis-server could not bind its port. */
+function isAddressInUse(err) {
+  return /Address already in use/.test(String(err?.message));
 }
 
 /**
@@ -134,20 +143,29 @@ export async function startRedisCluster({ masters = 3, replicas = 1, nodeTimeout
   const stopAll = () => Promise.all(nodes.map((n) => n.kill("SIGKILL")));
   try {
     for (let i = 0; i < masters * (1 + replicas); i++) {
-      const port = await freePort();
-      const bus = await freePort();
-      // Each node its own --dir: a replica's full sync writes dump.rdb even
-      // with --save '', and a restarted node must not load another's.
-      const nodeDir = path.join(dir, `node-${port}`);
-      mkdirSync(nodeDir);
-      const opts = {
-        port,
-        extra: ["--dir", nodeDir, "--cluster-enabled", "yes", "--cluster-config-file", path.join(dir, `nodes-${port}.conf`),
-          "--cluster-node-timeout", String(nodeTimeoutMs), "--cluster-port", String(bus),
-          "--cluster-replica-validity-factor", "0", ...extraArgs],
-        cwd: dir,
-      };
-      const node = await startRedis(opts);
+      let opts;
+      let node;
+      // The two ports were free a moment ago; when one was taken meanwhile
+      // (another process's ephemeral port), choose both again.
+      for (let attempt = 1; !node; attempt++) {
+        const port = await freePort();
+        const bus = await freePort();
+        // Each node its own --dir: a replica's full sync writes dump.rdb even
+        // with --save '', and a restarted node must not load another's.
+        const nodeDir = path.join(dir, `node-${port}`);
+        mkdirSync(nodeDir);
+        opts = {
+          port,
+          extra: ["--dir", nodeDir, "--cluster-enabled", "yes", "--cluster-config-file", path.join(dir, `nodes-${port}.conf`),
+            "--cluster-node-timeout", String(nodeTimeoutMs), "--cluster-port", String(bus),
+            "--cluster-replica-validity-factor", "0", ...extraArgs],
+          cwd: dir,
+        };
+        node = await startRedis(opts).catch((err) => {
+          if (attempt < 5 && isAddressInUse(err)) return null;
+          throw err;
+        });
+      }
       // Starts a stopped node again with its nodes.conf: it rejoins the cluster
       // (a failed master comes back as a replica of the one promoted meanwhile).
       node.restart = async () => {

@@ -82,8 +82,15 @@ describe("cluster metrics", { timeout: 90_000 }, () => {
     });
     const m2 = await scrapeUntil(
       h.url,
-      (m) => d(m, "herald_frames_written_total", { transport: "sse" }) === N,
-      "every frame written",
+      // Each figure read below is its own update: wait until all have it.
+      (m) =>
+        d(m, "herald_frames_written_total", { transport: "sse" }) === N &&
+        d(m, "herald_publications_received_total", { source: "http" }) >= N &&
+        d(m, "herald_publications_received_total", { source: "redis" }) >= N &&
+        d(m, "herald_deliveries_total", { transport: "sse" }) >= N &&
+        d(m, "herald_redis_command_duration_seconds_count") >= N &&
+        d(m, "herald_publish_to_write_seconds_count") >= N,
+      "every frame written, publication received, delivery and observation counted",
     );
     assert.equal(d(m2, "herald_publications_received_total", { source: "http" }), N);
     assert.equal(d(m2, "herald_publications_received_total", { source: "redis" }), N);

@@ -13,7 +13,7 @@ import assert from "node:assert/strict";
 import path from "node:path";
 import { after, before, describe, test } from "node:test";
 
-import { getJson, publish, publishOk, startHerald } from "../lib/herald.mjs";
+import { getJson, publish, publishOk, publishOnce, startHerald } from "../lib/herald.mjs";
 import {
   freePort,
   readyz,
@@ -104,6 +104,14 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     }
   };
 
+  // A sentinel publication on a fresh connection (a pooled one may have been
+  // closed while idle: EPIPE); returns its offsets.
+  const publishSentinel = async (h, body) => {
+    const r = await publishOnce(h.url, body);
+    assert.equal(r.status, 200, r.text);
+    return r.json.offsets;
+  };
+
   const view = ({ kind, client }, ch) => {
     const items = kind === "sse" ? sseItems(client.events.items, ch, client.channels) : wsItems(client.inbox.items.slice(client.from), ch);
     return items.map((x) => (x.kind === "pub" ? { offset: x.offset, seq: x.data?.seq } : { gap: x.reason }));
@@ -139,7 +147,19 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
       const src = c.kind === "sse" ? c.client.events : c.client.inbox;
       await src.until(() => got() >= total, { timeoutMs: 8000, what: `${c.name}: ${total} publications` });
     }
-    await sleep(300); // duplicates, if any, would arrive now
+    // A sentinel on each channel: order is kept per channel, so a duplicate
+    // would arrive before it (instead of waiting 300 ms for one).
+    for (const ch of channels) {
+      const sentinel = await publishSentinel(hs[0], { channel: ch, event: "tick", data: { seq: "sentinel" } });
+      expected[ch].push({ offset: sentinel[ch], seq: "sentinel" });
+    }
+    for (const c of clients) {
+      const src = c.kind === "sse" ? c.client.events : c.client.inbox;
+      await src.until(() => channels.every((ch) => view(c, ch).some((x) => x.seq === "sentinel")), {
+        timeoutMs: 8000,
+        what: `${c.name}: the sentinel on every channel`,
+      });
+    }
     for (const c of clients) for (const ch of channels) assert.deepEqual(view(c, ch), expected[ch], `${c.name} on ${ch}`);
     for (const h of hs) assert.equal((await readyz(h.url)).status, 200);
   });
@@ -238,20 +258,25 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
       }
     })();
     try {
-      await sleep(200);
+      await waitUntil(() => acked.length + failed.length >= 3, { what: "publishing under way" });
       // The Redis Cluster specification's live resharding, one slot by hand.
       await redisCli(to.port, "CLUSTER", "SETSLOT", slot, "IMPORTING", fromId);
       await redisCli(from.port, "CLUSTER", "SETSLOT", slot, "MIGRATING", toId);
-      await sleep(200);
+      const marked = acked.length + failed.length;
+      await waitUntil(() => acked.length + failed.length >= marked + 3, { what: "publications while the slot is MIGRATING" });
       const keys = await redisCli(from.port, "CLUSTER", "GETKEYSINSLOT", slot, "100");
       assert.ok(keys.includes(`herald:{${ch}}:meta`), keys.join(" "));
       const moved = await redisCli(from.port, "MIGRATE", "127.0.0.1", String(to.port), "", "0", "5000", "KEYS", ...keys);
       assert.deepEqual(moved, ["OK"]);
-      await sleep(400); // the old owner answers ASK now
+      // The old owner answers ASK now: wait until it has (Redis counts it).
+      await waitUntil(async () => (await stat(from, "errorstats", "errorstat_ASK", "count")) > 0, {
+        timeoutMs: 10_000,
+        what: "an ASK answered by the old owner to a publication",
+      });
       for (const n of [to, from, ...cluster.nodes.filter((x) => owners.includes(x.port) && x !== to && x !== from)]) {
         await redisCli(n.port, "CLUSTER", "SETSLOT", slot, "NODE", toId);
       }
-      await sleep(400); // and MOVED until Herald's map has the new owner
+      // ... and MOVED until Herald's map has the new owner: publications go on.
       const after = acked.length;
       await waitUntil(() => acked.length >= after + 5, { timeoutMs: 10_000, what: "publications after the migration" });
     } finally {
@@ -267,7 +292,14 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
       const src = c.kind === "sse" ? c.client.events : c.client.inbox;
       await src.until(() => items(c, k).length >= acked.length, { timeoutMs: 8000, what: `${c.name}: ${acked.length} publications` });
     }
-    await sleep(300);
+    // A sentinel on the channel: order is kept per channel, so a duplicate
+    // would arrive before it (instead of waiting 300 ms for one).
+    await publishSentinel(hs[0], { channel: ch, event: "tick", data: { seq: "sentinel" } });
+    acked.push("sentinel");
+    for (const [k, c] of clients.entries()) {
+      const src = c.kind === "sse" ? c.client.events : c.client.inbox;
+      await src.until(() => items(c, k).some((x) => x.data?.seq === "sentinel"), { timeoutMs: 8000, what: `${c.name}: the sentinel` });
+    }
     for (const [k, c] of clients.entries()) {
       const list = items(c, k);
       assert.deepEqual(list.map((x) => x.data?.seq), acked, `${c.name}: every publication once, in order`);
@@ -342,7 +374,7 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     let failoverMs;
     let promotedMs;
     try {
-      await sleep(600);
+      await waitUntil(() => channels.every((c) => acked[c].length >= 2), { what: "publishing under way on every channel" });
       killedAt = Date.now();
       await node.kill("SIGKILL");
       // The replica is promoted within a few cluster-node-timeouts. Its shard
@@ -379,7 +411,15 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
         await src.until(() => acked[ch].every((s) => seqs().includes(s)), { timeoutMs: 10_000, what: `${c.name} on ${ch}: every acknowledged publication` });
       }
     }
-    await sleep(300);
+    // A sentinel on each channel: order is kept per channel, so a duplicate
+    // would arrive before it (instead of waiting 300 ms for one).
+    for (const ch of channels) await publishSentinel(hs[0], { channel: ch, event: "tick", data: { seq: `sentinel-${ch}` } });
+    for (const ch of channels) {
+      for (const [k, c] of clients.entries()) {
+        const src = c.kind === "sse" ? c.client.events : c.client.inbox;
+        await src.until(() => items(c, k, ch).some((x) => x.data?.seq === `sentinel-${ch}`), { timeoutMs: 8000, what: `${c.name} on ${ch}: the sentinel` });
+      }
+    }
     for (const ch of channels) {
       for (const [k, c] of clients.entries()) {
         const list = items(c, k, ch);

@@ -159,7 +159,7 @@ describe("redis-cli --cluster reshard under publishing, two instances on a 3-mas
     const ownerBefore = Object.fromEntries(channels.map((c) => [c, owners[channelSlot(c)]]));
     let reshardMs;
     try {
-      await sleep(500);
+      await waitUntil(() => channels.every((c) => acked[c].length >= 2), { what: "publishing under way on every channel" });
       const t0 = Date.now();
       await reshard(target.port, await nodeId(source.port), await nodeId(target.port), MOVE_SLOTS);
       reshardMs = Date.now() - t0;

@@ -194,7 +194,8 @@ async function runOutage({ persistent }) {
       }
     })();
 
-    await sleep(1000);
+    const acked = (since = 0) => records.filter((r) => r.status === 200 && r.ackAt > since).length;
+    await waitUntil(() => acked() >= 10, { timeoutMs: 10_000, what: "10 publications acknowledged before the outage" });
     obs.killAt = Date.now();
     await redis.kill("SIGKILL");
     obs.down = await waitAllReadyz(hs, 503, 3000).catch((err) => ({ error: err }));
@@ -204,7 +205,7 @@ async function runOutage({ persistent }) {
     obs.restartAt = Date.now();
     redis = await startRedis({ port, persist: dir });
     obs.up = await waitAllReadyz(hs, 200, 5000).catch((err) => ({ error: err }));
-    await sleep(2000);
+    if (!obs.up.error) await waitUntil(() => acked(obs.restartAt) >= 10, { timeoutMs: 10_000, what: "10 publications acknowledged after the restart" });
     stop = true;
     await loop;
     await Promise.all([...inflight]);

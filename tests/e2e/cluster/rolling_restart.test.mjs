@@ -204,7 +204,7 @@ describe("rolling restart of three instances under steady publishing", { timeout
       await Promise.all([...inflight]);
     })();
 
-    await sleep(2000);
+    await waitUntil(() => CHANNELS.every((ch) => acked[ch].length >= 5), { timeoutMs: 10_000, what: "publishing under way on every channel" });
     const restarts = [];
     for (let i = 0; i < 3; i++) {
       const old = live.shift(); // oldest first; no new work goes to it

@@ -11,7 +11,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { getJson, publishOk } from "../lib/herald.mjs";
+import { getJson, publishOk, publishOnce } from "../lib/herald.mjs";
 import { wsConnect, wsSubscribe } from "../lib/ws.mjs";
 import {
   numsub,
@@ -90,7 +90,20 @@ describe("three instances on one Redis", { timeout: 60_000 }, () => {
       const src = c.kind === "sse" ? c.client.events : c.client.inbox;
       await src.until(() => get() >= total, { timeoutMs: 5000, what: `${c.name}: ${total} publications` });
     }
-    await sleep(300); // duplicates, if any, would arrive now
+    // A sentinel on both channels: order is kept per channel, so a duplicate
+    // would arrive before it (instead of waiting 300 ms for one).
+    // (a fresh connection: a pooled one may have been closed while idle)
+    const sent = await publishOnce(hs[0].url, { channels: [C1, USER], event: "tick", data: { seq: "sentinel" } });
+    assert.equal(sent.status, 200, sent.text);
+    const sentinel = sent.json.offsets;
+    for (const ch of [C1, USER]) expected[ch].push({ offset: sentinel[ch], seq: "sentinel" });
+    for (const c of clients) {
+      const src = c.kind === "sse" ? c.client.events : c.client.inbox;
+      await src.until(() => [C1, USER].every((ch) => view(c, ch).some((x) => x.seq === "sentinel")), {
+        timeoutMs: 5000,
+        what: `${c.name}: the sentinel on both channels`,
+      });
+    }
 
     for (const c of clients) {
       for (const ch of [C1, USER]) {
