@@ -128,6 +128,24 @@ function isAddressInUse(err) {
 }
 
 /**
+ * Waits (up to `timeoutMs`) until the redis-server on `port` has its first
+ * full sync done: a master with `replicas` replicas, each in state=online; a
+ * replica with its link up and no sync in progress. A replica that has only
+ * connected is not enough: the master starts the sync after its
+ * repl-diskless-sync-delay (5 s by default), and WAIT is answered only after.
+ */
+export async function waitReplicasInSync(port, replicas, timeoutMs = 15_000) {
+  await waitUntil(
+    async () => {
+      const info = await redisCli(port, "INFO", "replication");
+      if (info.includes("role:master")) return info.includes(`connected_slaves:${replicas}`) && !info.some((l) => /^slave\d+:.*state=(?!online)/.test(l));
+      return info.includes("master_link_status:up") && info.includes("master_sync_in_progress:0");
+    },
+    { timeoutMs, intervalMs: 50, what: `replication in sync on ${port}` },
+  );
+}
+
+/**
  * Starts a Redis Cluster on loopback: `masters` masters with `replicas`
  * replicas each (redis-server --cluster-enabled yes, short
  * cluster-node-timeout, nodes.conf in a temporary directory), joined with
@@ -192,14 +210,7 @@ export async function startRedisCluster({ masters = 3, replicas = 1, nodeTimeout
     }
     // Replication running (the first full sync done), so that WAIT can be answered.
     for (const n of nodes) {
-      await waitUntil(
-        async () => {
-          const info = await redisCli(n.port, "INFO", "replication");
-          if (info.includes("role:master")) return info.includes(`connected_slaves:${replicas}`) && !info.some((l) => /^slave\d+:.*state=(?!online)/.test(l));
-          return info.includes("master_link_status:up") && info.includes("master_sync_in_progress:0");
-        },
-        { timeoutMs: 15_000, intervalMs: 50, what: `replication up on ${n.port}` },
-      );
+      await waitReplicasInSync(n.port, replicas);
     }
   } catch (err) {
     await stopAll();

@@ -29,7 +29,7 @@ import { before, describe, test } from "node:test";
 
 import { publish } from "../lib/herald.mjs";
 import { cleanupStack } from "../lib/processes.mjs";
-import { freePort, redisCli, startClusterHerald, startRedis, tempDir, waitReady, waitUntil } from "./lib.mjs";
+import { freePort, redisCli, startClusterHerald, startRedis, tempDir, waitReady, waitReplicasInSync, waitUntil } from "./lib.mjs";
 
 const started = cleanupStack(); // herald, proxy, redis-servers: stopped after the file
 
@@ -170,7 +170,7 @@ async function commandClients(port) {
 
 /** Waits until herald is ready and both its command connections are in Redis's CLIENT LIST. */
 async function settle(fx) {
-  await waitReady(fx.h.url);
+  await waitReady(fx.h.url, 15_000);
   await waitUntil(async () => (await commandClients(fx.master.port)).length === 2, { what: "two command connections" });
 }
 
@@ -179,7 +179,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
   before(async () => {
     // Each in a directory of its own: the replica's full sync writes dump.rdb
     // into its working directory, which a later server there would load.
-    fx.master = await startRedis({ cwd: tempDir("herald-outcomes-master-") });
+    fx.master = await startRedis({ cwd: tempDir("herald-outcomes-master-"), extra: ["--repl-diskless-sync-delay", "0"] });
     started.push(fx.master);
     fx.replica = await startRedis({
       cwd: tempDir("herald-outcomes-replica-"),
@@ -188,16 +188,17 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
     started.push(fx.replica);
     // A frozen replica ignores SIGTERM: thaw it before its stop.
     started.push(() => fx.replica.signal("SIGCONT"));
-    await waitUntil(async () => (await redisCli(fx.master.port, "INFO", "replication")).includes("connected_slaves:1"), {
-      what: "the replica connected",
-    });
+    // In sync, not only connected: the first full sync starts after the
+    // master's repl-diskless-sync-delay (5 s by default, 0 here), and herald
+    // with --redis-wait-replicas=1 is ready only once it is done.
+    await waitReplicasInSync(fx.master.port, 1);
     fx.proxy = await startFaultProxy(fx.master.port);
     started.push(fx.proxy);
     fx.h = await startClusterHerald(fx.proxy.url, {
       args: ["--redis-wait-replicas=1", "--redis-command-timeout-ms=1000"],
     });
     started.push(fx.h);
-    await waitReady(fx.h.url);
+    await waitReady(fx.h.url, 15_000);
   }, { timeout: 30_000 });
 
   test("WAIT times out (replica frozen): six publishes at once all say stored, Redis holds six, the master is never dropped", { timeout: 30_000 }, async () => {
