@@ -2,7 +2,7 @@
 
 #include "actors/connection_auth.hpp"
 
-#include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/centrifugo/codec.hpp"
 #include "net/wire/channel_name.hpp"
 #include "net/wire/errors.hpp"
 
@@ -17,13 +17,18 @@ namespace cf = net::centrifugo;
 
 namespace {
 
+// The connection's Centrifugo encoding (JSON or Protobuf), fixed at the upgrade.
+const cf::codec& codec(const connection_state& st) {
+  return *cf::codec_for(st.options.dialect);
+}
+
 void send(connection_state& st, std::string text) {
   st.sink->deliver({}, net::make_frame(std::move(text)));
 }
 
 void reply_error(connection_state& st, std::uint32_t id, cf::error_code code,
                  std::string_view message = {}) {
-  send(st, cf::encode_error(id, code, message));
+  send(st, codec(st).encode_error(id, code, message));
 }
 
 // Centrifugo's "bad request" disconnect: the SDK does not reconnect.
@@ -97,14 +102,14 @@ void on_connect(connection_pointer self, const cf::command& cmd) {
   }
   st.connected = true;
   st.client_id = new_client_id();
-  send(st, cf::encode_connect(cmd.id, st.client_id, st.options.server_version, ping_seconds(st),
+  send(st, codec(st).encode_connect(cmd.id, st.client_id, st.options.server_version, ping_seconds(st),
                               auth_refresh_ttl(st)));
 }
 
 void on_refresh(connection_pointer self, const cf::command& cmd) {
   auto& st = self->state;
   if (!auth_checking(st)) {
-    send(st, cf::encode_refresh(cmd.id, st.client_id, st.options.server_version, 0));
+    send(st, codec(st).encode_refresh(cmd.id, st.client_id, st.options.server_version, 0));
     return;
   }
   net::auth::principal next;
@@ -119,7 +124,7 @@ void on_refresh(connection_pointer self, const cf::command& cmd) {
   }
   auth_adopt(self, std::move(next));
   send(st,
-       cf::encode_refresh(cmd.id, st.client_id, st.options.server_version, auth_refresh_ttl(st)));
+       codec(st).encode_refresh(cmd.id, st.client_id, st.options.server_version, auth_refresh_ttl(st)));
 }
 
 void on_subscribe(connection_pointer self, const cf::command& cmd) {
@@ -162,7 +167,7 @@ void on_unsubscribe(connection_pointer self, const cf::command& cmd) {
   if (it == st.subs.end()) {
     // Centrifugo answers an unsubscribe from a channel it does not have
     // with success: the client's view is what it asked for.
-    send(st, cf::encode_unsubscribe(cmd.id));
+    send(st, codec(st).encode_unsubscribe(cmd.id));
     return;
   }
   if (it->second.active)
@@ -175,7 +180,7 @@ void on_unsubscribe(connection_pointer self, const cf::command& cmd) {
 
 void centrifugo_on_text(connection_pointer self, const std::string& text) {
   auto& st = self->state;
-  for (auto& line : cf::parse_commands(text)) {
+  for (auto& line : codec(st).parse_commands(text)) {
     if (st.closing)
       return;
     if (!line.ok) {
@@ -207,7 +212,7 @@ void centrifugo_on_text(connection_pointer self, const std::string& text) {
     case cf::method::pong:
       break;
     case cf::method::ping:
-      send(st, cf::encode_ping(cmd.id));
+      send(st, codec(st).encode_ping(cmd.id));
       break;
     case cf::method::connect:
       on_connect(self, cmd);

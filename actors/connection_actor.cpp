@@ -3,6 +3,7 @@
 #include "actors/centrifugo_commands.hpp"
 #include "actors/connection_auth.hpp"
 
+#include "net/wire/centrifugo/codec.hpp"
 #include "net/wire/errors.hpp"
 #include "net/wire/sse/encoder.hpp"
 #include "net/wire/ws/protocol.hpp"
@@ -38,7 +39,7 @@ void on_text(connection_pointer self, const std::string& text) {
   auto& st = self->state;
   if (st.closing)
     return;
-  if (st.options.dialect == net::ws::dialect::centrifugo) {
+  if (net::centrifugo::codec_for(st.options.dialect) != nullptr) {
     centrifugo_on_text(self, text);
     return;
   }

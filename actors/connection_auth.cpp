@@ -1,6 +1,6 @@
 #include "actors/connection_auth.hpp"
 
-#include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/centrifugo/codec.hpp"
 #include "net/wire/errors.hpp"
 #include "net/wire/json_input.hpp"
 
@@ -114,9 +114,8 @@ void auth_adopt(connection_pointer self, net::auth::principal next) {
       self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
     st.sink->forget(it->first, std::nullopt);
     constexpr std::string_view why = "the new token does not allow this channel: unsubscribed";
-    if (st.options.dialect == net::ws::dialect::centrifugo)
-      st.sink->deliver(
-        {}, net::make_frame(net::centrifugo::encode_unsubscribe_push(it->first, 2000, why)));
+    if (const auto* cf = net::centrifugo::codec_for(st.options.dialect))
+      st.sink->deliver({}, net::make_frame(cf->encode_unsubscribe_push(it->first, 2000, why)));
     else
       st.sink->deliver({},
                        net::make_frame(ws::encode_error(nullptr, errc::forbidden, why, it->first)));
@@ -213,7 +212,7 @@ void auth_on_expiring(connection_pointer self, std::uint64_t generation) {
     return;
   if (time_left(st) - refresh_grace(st) > std::chrono::milliseconds{0})
     return; // a capped timer: the expire timer re-arms both
-  if (st.options.dialect == net::ws::dialect::centrifugo)
+  if (net::centrifugo::codec_for(st.options.dialect) != nullptr)
     return; // the SDK refreshes after the `ttl` of its connect reply
   send_json(st, {{"op", "refresh_required"}, {"expires_at", st.who.exp}});
 }

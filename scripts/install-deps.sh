@@ -10,6 +10,7 @@ packages=(
   g++ cmake make pkg-config git curl ca-certificates
   libcaf-dev libboost1.81-dev libhiredis-dev nlohmann-json3-dev libspdlog-dev
   libjwt-dev libssl-dev openssl
+  libprotobuf-dev protobuf-compiler
 )
 case "${1:-}" in
   --cluster) packages+=(redis-server haproxy) ;;

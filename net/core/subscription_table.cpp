@@ -1,6 +1,6 @@
 #include "net/core/subscription_table.hpp"
 
-#include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/centrifugo/codec.hpp"
 #include "net/wire/errors.hpp"
 #include "net/wire/sse/encoder.hpp"
 #include "net/wire/ws/protocol.hpp"
@@ -22,13 +22,13 @@ std::uint32_t cf_id(const nlohmann::json& id) {
 // The error that ends a subscribe still pending: `cancelled` (superseded or
 // unsubscribed; Centrifugo 107) or `unavailable` (no answer in time;
 // Centrifugo 100 with temporary, which the SDK retries).
-std::string pending_error(bool centrifugo, const nlohmann::json& id, const std::string& channel,
-                          errc code, std::string_view why) {
-  if (!centrifugo)
+std::string pending_error(const cf::codec* centrifugo, const nlohmann::json& id,
+                          const std::string& channel, errc code, std::string_view why) {
+  if (centrifugo == nullptr)
     return ws::encode_error(id, code, why, channel);
   const bool retry = code == errc::unavailable;
-  return cf::encode_error(cf_id(id), retry ? cf::error_code::internal : cf::error_code::bad_request,
-                          why, retry);
+  return centrifugo->encode_error(
+    cf_id(id), retry ? cf::error_code::internal : cf::error_code::bad_request, why, retry);
 }
 
 } // namespace
@@ -83,8 +83,7 @@ void subscription_table::give_up(const std::string& channel, std::uint64_t reque
   if (it == entries_.end() || it->active || it->request != request || kind_ != transport::ws)
     return;
   if (!it->id.is_null())
-    out_.write_message({}, pending_error(dialect_ == ws::dialect::centrifugo, it->id, channel,
-                                         errc::unavailable, why));
+    out_.write_message({}, pending_error(centrifugo_, it->id, channel, errc::unavailable, why));
   entries_.erase(it);
 }
 
@@ -92,21 +91,20 @@ void subscription_table::forget(const std::string& channel,
                                 std::optional<nlohmann::json> unsub_id) {
   auto it = std::find_if(entries_.begin(), entries_.end(),
                          [&](const entry& e) { return e.channel == channel; });
-  const bool cfo = dialect_ == ws::dialect::centrifugo;
   if (it != entries_.end()) {
     end_pending(*it, "unsubscribed before the subscription completed");
     entries_.erase(it);
   }
   if (unsub_id)
-    out_.write_message({}, cfo ? cf::encode_unsubscribe(cf_id(*unsub_id))
-                               : ws::encode_unsubscribed(*unsub_id, channel));
+    out_.write_message({}, centrifugo_ != nullptr
+                             ? centrifugo_->encode_unsubscribe(cf_id(*unsub_id))
+                             : ws::encode_unsubscribed(*unsub_id, channel));
 }
 
 void subscription_table::end_pending(entry& e, std::string_view why) {
   if (e.active || kind_ != transport::ws || e.id.is_null())
     return; // answered already (or SSE, which has no ids)
-  out_.write_message(
-    {}, pending_error(dialect_ == ws::dialect::centrifugo, e.id, e.channel, errc::cancelled, why));
+  out_.write_message({}, pending_error(centrifugo_, e.id, e.channel, errc::cancelled, why));
   e.id = nullptr;
 }
 
@@ -151,11 +149,11 @@ bool subscription_table::gap(entry& e, std::string_view reason) {
   if (kind_ == transport::sse) {
     ++ids_written_;
     out_.write_message(id_line(), sse::encode_gap(e.channel, reason));
-  } else if (dialect_ == ws::dialect::centrifugo) {
+  } else if (centrifugo_ != nullptr) {
     // The SDK answers a code >= 2500 by subscribing again from its last
     // position (and recovers); until then nothing more is written.
-    out_.write_message({},
-                       cf::encode_unsubscribe_push(e.channel, cf::gap_unsubscribe_code, reason));
+    out_.write_message(
+      {}, centrifugo_->encode_unsubscribe_push(e.channel, cf::gap_unsubscribe_code, reason));
     e.active = false;
     e.request = ~std::uint64_t{0}; // no answer is awaited: only a new subscribe revives it
     return false;
@@ -218,14 +216,14 @@ void subscription_table::emit_centrifugo_answer(entry& e, const subscription_ans
     metrics::delivered(kind_);
     replay.push_back(p.get());
   }
-  out_.write_message({}, cf::encode_subscribe(cf_id(e.id), a.position, recovering,
-                                              recovering && a.recovered, replay));
+  out_.write_message({}, centrifugo_->encode_subscribe(cf_id(e.id), a.position, recovering,
+                                                       recovering && a.recovered, replay));
   e.id = nullptr;
   e.since.reset();
 }
 
 void subscription_table::emit_answer(entry& e, const subscription_answer& a) {
-  if (kind_ == transport::ws && dialect_ == ws::dialect::centrifugo) {
+  if (kind_ == transport::ws && centrifugo_ != nullptr) {
     emit_centrifugo_answer(e, a);
     return;
   }
@@ -248,13 +246,13 @@ void subscription_table::on_answer(const subscription_answer& a) {
   if (e == nullptr || e->active || (e->request != 0 && e->request != a.request))
     return; // a stale answer: the subscribe was cancelled or renewed
   if (waiting_ == 0) {
-    if (dialect_ == ws::dialect::centrifugo && e->since && !a.recovered && e->reject_unrecovered) {
+    if (centrifugo_ != nullptr && e->since && !a.recovered && e->reject_unrecovered) {
       // Flag bit 2: the client loads its state elsewhere (getState) and
       // subscribes again from a position it can recover from.
       metrics::recovery(false);
-      out_.write_message({}, cf::encode_error(cf_id(e->id), cf::error_code::unrecoverable_position,
-                                              a.reason.empty()
-                                                ? std::string_view{"unrecoverable position"}
+      out_.write_message({}, centrifugo_->encode_error(
+                               cf_id(e->id), cf::error_code::unrecoverable_position,
+                               a.reason.empty() ? std::string_view{"unrecoverable position"}
                                                 : std::string_view{a.reason}));
       entries_.erase(entries_.begin() + (e - entries_.data()));
       return;

@@ -29,6 +29,7 @@
 #include "net/fanout.hpp"
 #include "net/obs/metrics.hpp"
 #include "net/wire/sse/cursor.hpp"
+#include "net/wire/centrifugo/codec.hpp"
 #include "net/wire/ws/dialect.hpp"
 
 #include <nlohmann/json.hpp>
@@ -61,9 +62,10 @@ public:
     : kind_(kind),
       out_(out) {}
 
-  /// WebSocket: the command layer replies are written in (default: Herald's).
+  /// WebSocket: the command layer replies are written in (default: Herald's;
+  /// a Centrifugo dialect writes through its encoding's centrifugo::codec).
   /// Call before the first expect().
-  void set_dialect(ws::dialect d) noexcept { dialect_ = d; }
+  void set_dialect(ws::dialect d) noexcept { centrifugo_ = centrifugo::codec_for(d); }
 
   /// SSE: the channels of the request (valid, distinct, in request order)
   /// and the client's cursor (entries of other channels are ignored). Holds
@@ -143,7 +145,7 @@ private:
   void emit_centrifugo_answer(entry& e, const subscription_answer& a);
 
   transport kind_;
-  ws::dialect dialect_ = ws::dialect::herald;
+  const centrifugo::codec* centrifugo_ = nullptr; ///< Centrifugo's encoding; nullptr: Herald's
   output& out_;
   std::vector<entry> entries_;                ///< few per connection: a vector beats a map
   std::size_t ids_written_ = 0;               ///< SSE: events written with an id line

@@ -37,6 +37,11 @@ struct publication {
   mutable std::once_flag centrifugo_once;
   mutable frame centrifugo;
   mutable std::string centrifugo_header;
+  // The same push in Centrifugo's Protobuf encoding (net/wire/centrifugo/protobuf.hpp),
+  // a length-delimited Reply for binary frames; built on first use likewise.
+  mutable std::once_flag centrifugo_pb_once;
+  mutable frame centrifugo_pb;
+  mutable std::string centrifugo_pb_header;
 };
 
 using publication_ptr = std::shared_ptr<const publication>;

@@ -1,6 +1,6 @@
 #include "net/ws/ws_session.hpp"
 
-#include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/centrifugo/codec.hpp"
 #include "net/wire/errors.hpp"
 #include "net/obs/metrics.hpp"
 #include "net/service.hpp"
@@ -14,6 +14,22 @@ namespace herald::net::ws {
 namespace {
 
 constexpr std::string_view centrifuge_protobuf = "centrifuge-protobuf";
+
+// `format=protobuf` among the query parameters of `target` (Centrifugo's
+// older way to ask for Protobuf, for clients that cannot set a subprotocol).
+bool query_asks_protobuf(std::string_view target) {
+  auto q = target.find('?');
+  if (q == std::string_view::npos)
+    return false;
+  auto query = target.substr(q + 1);
+  while (!query.empty()) {
+    auto amp = query.find('&');
+    if (query.substr(0, amp) == "format=protobuf")
+      return true;
+    query.remove_prefix(amp == std::string_view::npos ? query.size() : amp + 1);
+  }
+  return false;
+}
 
 // The opening handshake with Beast; the stream is dropped once it is done.
 struct handshake : std::enable_shared_from_this<handshake> {
@@ -32,28 +48,22 @@ struct handshake : std::enable_shared_from_this<handshake> {
     t.idle_timeout = websocket::stream_base::none();
     t.keep_alive_pings = false;
     ws.set_option(t);
-    // Centrifugo's Protobuf SDK asks for this subprotocol and, refused one,
-    // reconnects forever with no reason given. Accepted here only to close at
-    // once with Centrifugo's "bad request" (3501), which ends its retries with
-    // a reason (docs/centrifugo.md "Not supported").
-    const bool protobuf =
+    // Centrifugo's Protobuf SDKs ask for this subprotocol (and, refused one,
+    // reconnect forever with no reason given); `?format=protobuf` asks for the
+    // same encoding without it. The dialect is chosen here, once.
+    const bool subprotocol =
       kind == dialect::centrifugo &&
       offers_subprotocol(req[bhttp::field::sec_websocket_protocol], centrifuge_protobuf);
-    ws.set_option(websocket::stream_base::decorator([protobuf](websocket::response_type& res) {
+    if (kind == dialect::centrifugo && (subprotocol || query_asks_protobuf(req.target())))
+      kind = dialect::centrifugo_protobuf;
+    ws.set_option(websocket::stream_base::decorator([subprotocol](websocket::response_type& res) {
       res.set(bhttp::field::server, "herald");
-      if (protobuf)
+      if (subprotocol)
         res.set(bhttp::field::sec_websocket_protocol, centrifuge_protobuf);
     }));
-    ws.async_accept(req, [self = shared_from_this(), protobuf](beast::error_code ec) {
+    ws.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
       if (ec)
         return; // Beast answered the bad handshake; nothing was opened
-      if (protobuf) {
-        self->ws.async_close(
-          websocket::close_reason{static_cast<websocket::close_code>(3501),
-                                  "bad request: Protobuf is not supported, use JSON"},
-          [self](beast::error_code) {});
-        return;
-      }
       auto session = std::make_shared<ws_session>(self->ws.next_layer().release_socket(),
                                                   self->opts, self->kind);
       session->set_principal(std::move(self->who));
@@ -88,6 +98,9 @@ void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body>
 ws_session::ws_session(tcp::socket socket, const session_options& opts, dialect d)
   : stream_session(std::move(socket), opts, metrics::transport::ws),
     dialect_(d),
+    centrifugo_(centrifugo::codec_for(d)),
+    message_opcode_(centrifugo_ != nullptr && centrifugo_->binary() ? opcode::binary
+                                                                    : opcode::text),
     parser_(opts.max_ws_message_bytes),
     heartbeat_timer_(socket_.get_executor()),
     message_timer_(socket_.get_executor()),
@@ -107,20 +120,20 @@ void ws_session::start(std::shared_ptr<session_events> events) {
 // -- writing -----------------------------------------------------------------
 
 void ws_session::write_publication(const publication& p, std::string, std::int64_t accepted_ns) {
-  if (dialect_ == dialect::centrifugo) {
-    push(centrifugo::publication_push_header(p), centrifugo::publication_push(p), accepted_ns);
+  if (centrifugo_ != nullptr) {
+    push(centrifugo_->publication_push_header(p), centrifugo_->publication_push(p), accepted_ns);
     return;
   }
   push(p.ws_header, p.ws, accepted_ns);
 }
 
 void ws_session::write_message(std::string, std::string body) {
-  auto header = header_for(opcode::text, body.size());
+  auto header = header_for(message_opcode_, body.size());
   push(std::move(header), make_frame(std::move(body)));
 }
 
 void ws_session::push_message(std::string, frame message, std::int64_t accepted_ns) {
-  auto header = header_for(opcode::text, message->size());
+  auto header = header_for(message_opcode_, message->size());
   push(std::move(header), std::move(message), accepted_ns);
 }
 
@@ -131,7 +144,7 @@ void ws_session::push_control(opcode op, std::string_view payload) {
 void ws_session::push_final(close_request& req) {
   // A close answering the client's close without a code carries none
   // (section 5.5.1: 1005 is never sent).
-  if (dialect_ == dialect::centrifugo && req.ws_code != 1005 &&
+  if (centrifugo_ != nullptr && req.ws_code != 1005 &&
       req.reason != close_reason::client) {
     // The SDK decides from the code whether to reconnect (3000-3499) or
     // stop (3500-3999); docs/centrifugo.md has the table. (An answer to the
@@ -250,13 +263,20 @@ bool ws_session::on_event(frame_parser::result r) {
   using result = frame_parser::result;
   switch (r) {
   case result::text:
-    on_text(parser_.take_message());
-    return true;
   case result::binary: {
-    const auto& row = info(errc::unsupported_data);
-    on_close(
-      {close_reason::protocol_error, row.close_code, "binary messages are not supported", {}});
-    return true; // wait for the client's close
+    // Each dialect reads one kind of message (section 5.6): Protobuf binary,
+    // the JSON ones text; the other kind is closed with 1003 (section 7.4.1).
+    const bool binary = r == result::binary;
+    if (binary != (message_opcode_ == opcode::binary)) {
+      const auto& row = info(errc::unsupported_data);
+      on_close({close_reason::protocol_error, row.close_code,
+                binary ? "binary messages are not supported"
+                       : "text messages are not supported on a Protobuf connection",
+                {}});
+      return true; // wait for the client's close
+    }
+    on_message(parser_.take_message());
+    return true;
   }
   case result::ping:
     if (!closing_)
@@ -290,12 +310,6 @@ bool ws_session::on_event(frame_parser::result r) {
   return true;
 }
 
-namespace {
-bool blank(std::string_view line) {
-  return line.find_first_not_of(" \t\r\n") == std::string_view::npos;
-}
-} // namespace
-
 bool ws_session::refuse_command(std::uint32_t cf_id) {
   const auto& row = info(errc::rate_limited);
   if (++refused_in_row_ >= opts_.ws_commands_burst) {
@@ -306,18 +320,18 @@ bool ws_session::refuse_command(std::uint32_t cf_id) {
   }
   auto why = "over " + std::to_string(static_cast<long long>(opts_.ws_commands_per_second)) +
              " commands per second: command dropped";
-  write_message({},
-                dialect_ == dialect::centrifugo
-                  ? centrifugo::encode_error(cf_id, centrifugo::error_code::too_many_requests, why)
-                  : encode_error(nlohmann::json{}, errc::rate_limited, why));
+  write_message({}, centrifugo_ != nullptr
+                     ? centrifugo_->encode_error(cf_id, centrifugo::error_code::too_many_requests,
+                                                 why)
+                     : encode_error(nlohmann::json{}, errc::rate_limited, why));
   return true;
 }
 
-void ws_session::on_text(std::string message) {
+void ws_session::on_message(std::string message) {
   if (closing_)
     return;
   const auto now = std::chrono::steady_clock::now();
-  if (dialect_ != dialect::centrifugo) {
+  if (centrifugo_ == nullptr) {
     // /v1/ws: one command per message.
     if (!commands_.take(now)) {
       refuse_command(0);
@@ -328,28 +342,23 @@ void ws_session::on_text(std::string message) {
       events_->on_text(std::move(message));
     return;
   }
-  // Centrifugo: one command per non-blank line, each takes a token (a
-  // message with none still costs one). The commands that found one go on
-  // (the message up to the end of the last of them); each later one is
-  // answered 111 with its id, as if sent alone.
+  // Centrifugo: each command of the message (JSON: a non-blank line;
+  // Protobuf: a length-delimited Command) takes a token (a message with none
+  // still costs one). The commands that found one go on (the message up to
+  // the end of the last of them); each later one is answered 111 with its
+  // id, as if sent alone.
   std::size_t admitted = 0; // bytes of `message` whose commands go on
   std::size_t refused_at = std::string::npos;
-  bool any = false;
-  for (std::size_t pos = 0; pos < message.size();) {
-    auto nl = message.find('\n', pos);
-    auto end = nl == std::string::npos ? message.size() : nl + 1;
-    if (!blank(std::string_view{message}.substr(pos, end - pos))) {
-      any = true;
-      if (!commands_.take(now)) {
-        refused_at = pos;
-        break;
-      }
-      refused_in_row_ = 0;
-      admitted = end;
+  const auto ends = centrifugo_->command_ends(message);
+  for (auto end : ends) {
+    if (!commands_.take(now)) {
+      refused_at = admitted;
+      break;
     }
-    pos = end;
+    refused_in_row_ = 0;
+    admitted = end;
   }
-  if (!any) {
+  if (ends.empty()) {
     if (!commands_.take(now)) {
       refuse_command(0);
       return;
@@ -367,7 +376,7 @@ void ws_session::on_text(std::string message) {
   if (rest.empty())
     return;
   // Read only for their ids (an unreadable line: none).
-  for (const auto& line : centrifugo::parse_commands(rest))
+  for (const auto& line : centrifugo_->parse_commands(rest))
     if (!refuse_command(line.ok ? line.cmd.id : line.err.id) || closing_)
       return;
 }
@@ -386,11 +395,10 @@ void ws_session::arm_heartbeat() {
     self->awaiting_pong_ = true;
     static const frame ping = make_frame(encode_frame(opcode::ping, {}));
     self->push({}, ping);
-    if (self->dialect_ == dialect::centrifugo) {
+    if (self->centrifugo_ != nullptr) {
       // Centrifugo's application ping, which the SDK watches (it reconnects
       // when none came within the connect reply's `ping` plus its delay).
-      static const frame cf_ping = make_frame(encode_frame(opcode::text, centrifugo::ping_message));
-      self->push({}, cf_ping);
+      self->push({}, self->centrifugo_->ping_frame());
     }
     self->arm_heartbeat();
   });

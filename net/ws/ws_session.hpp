@@ -8,7 +8,8 @@
 // rest of net/core/stream_session (queue, high-water mark, write timeout, close).
 // This class adds: the read loop (client frames: masked, fragments, control
 // frames between fragments, UTF-8 text, the message size limit: 1002, 1007,
-// 1009 per section 7.4.1), binary-message refusal (1003), answering pings,
+// 1009 per section 7.4.1), refusal of the message kind its dialect does not
+// read (1003: binary on the JSON dialects, text on Protobuf), answering pings,
 // the server's ping/pong heartbeat, the message timeout (a frame or a
 // fragmented message must arrive whole within --ws-message-timeout, else 1008
 // and the partial message is freed), the close handshake (section 7.1.2:
@@ -17,12 +18,16 @@
 // finds the token bucket empty is not handed on but answered with an `error`
 // `rate_limited`; --ws-commands-burst such refusals in a row close with 1008.
 // The same session speaks Centrifugo's client protocol on
-// /connection/websocket (dialect::centrifugo, docs/centrifugo.md): the
+// /connection/websocket (docs/centrifugo.md) in JSON (dialect::centrifugo,
+// text messages) or Protobuf (dialect::centrifugo_protobuf, binary messages,
+// chosen by the subprotocol `centrifuge-protobuf` or `?format=protobuf`),
+// through the encoding's centrifugo::codec chosen at the upgrade: the
 // connection actor parses its commands; the session writes Centrifugo
-// publication pushes (encoded once per publication, net/wire/centrifugo), adds a
-// `{}` text ping to each heartbeat, and maps Herald's close codes to
-// Centrifugo's (centrifugo::close_for). Limits, heartbeat, backpressure and
-// metrics are the same for both.
+// publication pushes (encoded once per publication and encoding), counts
+// each command against the rate limit, adds the codec's application ping to
+// each heartbeat, and maps Herald's close codes to Centrifugo's
+// (centrifugo::close_for). Limits, heartbeat, backpressure and metrics are
+// the same for every dialect.
 // While idle a session holds no read buffer: it waits for readability and
 // reads into a buffer on the stack. Runs on its shard's thread; reports
 // on_closed exactly once.
@@ -38,6 +43,10 @@
 
 namespace herald::net {
 class service;
+}
+
+namespace herald::net::centrifugo {
+class codec;
 }
 
 namespace herald::net::ws {
@@ -85,9 +94,10 @@ private:
   void on_readable(beast::error_code ec);
   /// Handles one parsed event; false when reading must stop.
   bool on_event(frame_parser::result r);
-  /// Rate-limits and hands on one text message: each command takes a token
-  /// of `commands_` (/v1/ws: the message; Centrifugo: each non-blank line).
-  void on_text(std::string message);
+  /// Rate-limits and hands on one client message: each command takes a token
+  /// of `commands_` (/v1/ws: the message; Centrifugo: each command of it,
+  /// centrifugo::codec::command_ends()).
+  void on_message(std::string message);
   /// Answers one command refused for the rate limit (`cf_id`: its Centrifugo
   /// id, 0: none), or closes with 1008 after --ws-commands-burst refusals in
   /// a row. @returns false when it closed.
@@ -100,6 +110,11 @@ private:
   void push_control(opcode op, std::string_view payload);
 
   dialect dialect_;
+  /// The Centrifugo encoding's codec; nullptr on /v1/ws.
+  const centrifugo::codec* centrifugo_;
+  /// The opcode of the messages Herald writes, and the only one it reads
+  /// (binary for Protobuf, text otherwise).
+  opcode message_opcode_;
   frame_parser parser_;
   asio::steady_timer heartbeat_timer_;
   asio::steady_timer message_timer_; ///< --ws-message-timeout of the message arriving
