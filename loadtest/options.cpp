@@ -75,8 +75,9 @@ Scenario
                          p99 > --max-p99-ms or the publisher falls behind; report the max sustained rate
 Connections
   --connections N        subscriber connections (1000)
-  --transport T          sse | ws | centrifugo | mix (sse); centrifugo: Centrifugo's
-                         client protocol on /connection/websocket
+  --transport T          sse | ws | centrifugo | centrifugo-protobuf | mix (sse);
+                         centrifugo: Centrifugo's client protocol on
+                         /connection/websocket in JSON, centrifugo-protobuf in Protobuf
   --channels C           stream channels (fanout 1, spread connections/10, others 10)
   --workers W            worker processes holding the connections (one per 15,000)
   --source-addrs LIST    loopback source addresses, round robin (127.0.0.1)
@@ -186,8 +187,8 @@ std::string parse_options(int argc, char** argv, options& o, bool& help) {
      }},
     {"transport",
      [&](const std::string& v) -> std::string {
-       if (v != "sse" && v != "ws" && v != "mix" && v != "centrifugo")
-         return "expects sse, ws, centrifugo or mix";
+       if (v != "sse" && v != "ws" && v != "mix" && v != "centrifugo" && v != "centrifugo-protobuf")
+         return "expects sse, ws, centrifugo, centrifugo-protobuf or mix";
        o.transport = v;
        return {};
      }},

@@ -15,7 +15,7 @@ enum class scenario { idle, fanout, spread, slow, reconnect_storm, cluster };
 /// scenario-dependent default means "use the scenario's value".
 struct options {
   scenario scen = scenario::fanout;
-  std::string transport = "sse";                      ///< sse, ws, centrifugo or mix
+  std::string transport = "sse";                      ///< sse, ws, centrifugo, centrifugo-protobuf or mix
   std::vector<std::string> targets{"127.0.0.1:8080"}; ///< host:port (IPv4 loopback)
   std::string publish_target;                         ///< default: targets[0]
   std::vector<std::string> source_addrs{"127.0.0.1"};

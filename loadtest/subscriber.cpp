@@ -97,8 +97,12 @@ void subscriber::on_connect(const boost::system::error_code& ec) {
   } else {
     auto key = ws::make_key(ctx_.rng(), ctx_.rng());
     ws_accept_ = ws::accept_for_key(key);
-    send(ws::make_upgrade_request(
-      spec_.host, spec_.kind == transport::centrifugo ? "/connection/websocket" : "/v1/ws", key));
+    send(ws::make_upgrade_request(spec_.host,
+                                  spec_.kind == transport::centrifugo ? "/connection/websocket"
+                                  : spec_.kind == transport::centrifugo_protobuf
+                                    ? "/connection/websocket?format=protobuf"
+                                    : "/v1/ws",
+                                  key));
   }
   arm_read();
 }
@@ -291,6 +295,12 @@ void subscriber::on_head(std::string_view head, std::int64_t now) {
     send(frames);
     return;
   }
+  if (spec_.kind == transport::centrifugo_protobuf) {
+    ws::append_client_frame(frames, ws::opcode::binary, centrifugo_protobuf_commands(),
+                            static_cast<std::uint32_t>(ctx_.rng()));
+    send(frames);
+    return;
+  }
   for (std::size_t i = 0; i < tracks_.size(); ++i)
     ws::append_client_frame(frames, ws::opcode::text, ws_subscribe(tracks_[i], i + 1),
                             static_cast<std::uint32_t>(ctx_.rng()));
@@ -402,6 +412,12 @@ void subscriber::on_ws_message(ws::opcode op, std::string_view payload, std::int
     on_publication(*t, true, offset, f, now);
     return;
   }
+  case ws::opcode::binary:
+    if (spec_.kind == transport::centrifugo_protobuf)
+      on_protobuf_message(payload, now);
+    else
+      ++ctx_.counters.unparsed;
+    return;
   case ws::opcode::ping: {
     std::string frame;
     ws::append_client_frame(frame, ws::opcode::pong, payload,
@@ -494,6 +510,10 @@ void subscriber::on_centrifugo_control(std::string_view text, std::int64_t now) 
     ++ctx_.counters.unparsed;
     return;
   }
+  on_centrifugo_reply(j, now);
+}
+
+void subscriber::on_centrifugo_reply(const nlohmann::json& j, std::int64_t now) {
   if (auto e = j.find("error"); e != j.end() && e->is_object()) {
     auto code = std::to_string(e->value("code", 0));
     ++ctx_.notices["centrifugo error " + code];

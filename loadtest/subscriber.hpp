@@ -17,6 +17,7 @@
 
 #include <boost/asio/io_context.hpp>
 #include <boost/asio/ip/tcp.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <map>
@@ -31,9 +32,10 @@ namespace asio = boost::asio;
 using tcp = asio::ip::tcp;
 
 /// Which protocol a subscriber speaks: SSE, Herald's WebSocket protocol
-/// (/v1/ws) or Centrifugo's client protocol v2 JSON (/connection/websocket,
-/// docs/centrifugo.md).
-enum class transport { sse, ws, centrifugo };
+/// (/v1/ws) or Centrifugo's client protocol v2 (/connection/websocket,
+/// docs/centrifugo.md) in JSON or in Protobuf (`?format=protobuf`, binary
+/// messages of length-delimited Commands and Replies).
+enum class transport { sse, ws, centrifugo, centrifugo_protobuf };
 
 /// Delivery counters of all subscribers of one worker.
 struct delivery_counters {
@@ -160,8 +162,16 @@ private:
   void on_sse_event(const sse_event& ev, std::int64_t now);
   void on_ws_message(ws::opcode op, std::string_view payload, std::int64_t now);
   void on_ws_control(std::string_view text);
-  /// Centrifugo: a reply or push that is not a publication push.
+  /// Centrifugo JSON: a reply or push that is not a publication push.
   void on_centrifugo_control(std::string_view text, std::int64_t now);
+  /// Centrifugo, either encoding: a reply or push (as JSON) that is not a
+  /// publication push; a subscribe reply's `publications` have `data` and `offset`.
+  void on_centrifugo_reply(const nlohmann::json& j, std::int64_t now);
+  /// Centrifugo Protobuf: one binary message of delimited Replies.
+  void on_protobuf_message(std::string_view payload, std::int64_t now);
+  /// Centrifugo Protobuf: connect and the subscribes, as delimited Commands
+  /// (the same ids as centrifugo_commands()).
+  std::string centrifugo_protobuf_commands() const;
   /// Centrifugo: the frame sent after the handshake: connect, then one
   /// subscribe per channel (ids 2, 3, ...), newline-separated.
   std::string centrifugo_commands() const;

@@ -183,6 +183,7 @@ private:
       spec.index = k;
       spec.kind = cfg_.transport == "ws"           ? transport::ws
                   : cfg_.transport == "centrifugo" ? transport::centrifugo
+                  : cfg_.transport == "centrifugo-protobuf" ? transport::centrifugo_protobuf
                   : cfg_.transport == "sse"        ? transport::sse
                                                    : (k % 2 == 0 ? transport::sse : transport::ws);
       spec.target_index = static_cast<int>(k % targets.size());

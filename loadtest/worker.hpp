@@ -29,7 +29,7 @@ struct worker_config {
   int worker = 0;                ///< this worker's number
   std::uint64_t first = 0;       ///< first global connection number
   std::uint64_t count = 0;       ///< connections of this worker
-  std::string transport = "sse"; ///< sse, ws, centrifugo or mix (even numbers SSE, odd WebSocket)
+  std::string transport = "sse"; ///< sse, ws, centrifugo, centrifugo-protobuf or mix (even numbers SSE, odd WebSocket)
   std::vector<std::string> targets; ///< host:port, connection k uses targets[k % size]
   std::vector<std::string> sources; ///< loopback source addresses, round robin by k
   channel_plan plan;
