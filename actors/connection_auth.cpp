@@ -2,7 +2,8 @@
 
 #include "net/wire/centrifugo/codec.hpp"
 #include "net/wire/errors.hpp"
-#include "net/wire/json_input.hpp"
+#include "net/wire/sse/encoder.hpp"
+#include "net/wire/ws/protocol.hpp"
 
 #include <caf/event_based_actor.hpp>
 
@@ -12,7 +13,6 @@
 namespace herald::actors {
 
 namespace ws = net::ws;
-using nlohmann::json;
 
 namespace {
 
@@ -20,8 +20,8 @@ bool checking(const connection_state& st) {
   return st.options.auth && !st.options.auth->auth_off();
 }
 
-void send_json(connection_state& st, const json& j) {
-  st.sink->deliver({}, net::make_frame(net::dump_compact(j)));
+void send_text(connection_state& st, std::string text) {
+  st.sink->deliver({}, net::make_frame(std::move(text)));
 }
 
 void close_with(connection_pointer self, net::close_request req) {
@@ -130,12 +130,7 @@ void auth_command(connection_pointer self, const ws::command& cmd) {
     return;
   if (!checking(st)) {
     // Authentication is off (--insecure without a JWT key): nothing to check.
-    json reply{{"op", cmd.kind == ws::op::connect ? "connected" : "refreshed"}};
-    if (!cmd.id.is_null())
-      reply["id"] = cmd.id;
-    reply["sub"] = nullptr;
-    reply["expires_at"] = nullptr;
-    send_json(st, reply);
+    send_text(st, ws::encode_authenticated(cmd.id, cmd.kind == ws::op::refresh, false, {}, 0));
     return;
   }
   net::auth::principal next;
@@ -172,12 +167,8 @@ void auth_command(connection_pointer self, const ws::command& cmd) {
     }
   }
   auth_adopt(self, std::move(next));
-  json reply{{"op", cmd.kind == ws::op::connect ? "connected" : "refreshed"}};
-  if (!cmd.id.is_null())
-    reply["id"] = cmd.id;
-  reply["sub"] = st.who.sub;
-  reply["expires_at"] = st.who.exp;
-  send_json(st, reply);
+  send_text(st, ws::encode_authenticated(cmd.id, cmd.kind == ws::op::refresh, true, st.who.sub,
+                                         st.who.exp));
 }
 
 bool auth_may_subscribe(connection_pointer self, const ws::command& cmd) {
@@ -214,7 +205,7 @@ void auth_on_expiring(connection_pointer self, std::uint64_t generation) {
     return; // a capped timer: the expire timer re-arms both
   if (net::centrifugo::codec_for(st.options.dialect) != nullptr)
     return; // the SDK refreshes after the `ttl` of its connect reply
-  send_json(st, {{"op", "refresh_required"}, {"expires_at", st.who.exp}});
+  send_text(st, ws::encode_refresh_required(st.who.exp));
 }
 
 void auth_on_expired(connection_pointer self, std::uint64_t generation) {
@@ -229,8 +220,7 @@ void auth_on_expired(connection_pointer self, std::uint64_t generation) {
     close_with(self, {net::close_reason::auth,
                       info(errc::token_expired).close_code,
                       {},
-                      net::make_frame(std::string{"event: herald.token_expired\n"
-                                                  "data: {\"reason\":\"token_expired\"}\n\n"})});
+                      net::make_frame(net::sse::encode_token_expired())});
   else
     close_with(
       self, {net::close_reason::auth, info(errc::token_expired).close_code, "token expired", {}});

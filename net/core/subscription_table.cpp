@@ -158,8 +158,7 @@ bool subscription_table::gap(entry& e, std::string_view reason) {
     e.request = ~std::uint64_t{0}; // no answer is awaited: only a new subscribe revives it
     return false;
   } else {
-    nlohmann::json j{{"op", "gap"}, {"channel", e.channel}, {"reason", reason}};
-    out_.write_message({}, j.dump());
+    out_.write_message({}, ws::encode_gap(e.channel, reason));
   }
   return true;
 }

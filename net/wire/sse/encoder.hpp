@@ -24,6 +24,12 @@ std::string encode_id_line(std::string_view cursor);
 /// `channel` is left out when empty (a notice about the whole connection).
 std::string encode_gap(std::string_view channel, std::string_view reason);
 
+/// The last block of a stream whose token expired (docs/protocol.md "Tokens"):
+/// `event: herald.token_expired\ndata: {"reason":"token_expired"}\n\n`.
+inline std::string encode_token_expired() {
+  return "event: herald.token_expired\ndata: {\"reason\":\"token_expired\"}\n\n";
+}
+
 /// The event that gives a new stream its cursor when the channels' answers
 /// brought no replay and no gap (net/core/subscription_table.hpp):
 /// `event: herald.cursor\ndata: {}\n\n`, after the id line of every channel.

@@ -142,6 +142,28 @@ std::string encode_unsubscribed(const json& id, std::string_view channel) {
   return dump_compact(j);
 }
 
+std::string encode_authenticated(const json& id, bool refreshed, bool authenticated,
+                                 std::string_view sub, std::int64_t expires_at) {
+  json j{{"op", refreshed ? "refreshed" : "connected"}};
+  put_id(j, id);
+  if (authenticated) {
+    j["sub"] = sub;
+    j["expires_at"] = expires_at;
+  } else {
+    j["sub"] = nullptr;
+    j["expires_at"] = nullptr;
+  }
+  return dump_compact(j);
+}
+
+std::string encode_refresh_required(std::int64_t expires_at) {
+  return dump_compact(json{{"op", "refresh_required"}, {"expires_at", expires_at}});
+}
+
+std::string encode_gap(std::string_view channel, std::string_view reason) {
+  return dump_compact(json{{"op", "gap"}, {"channel", channel}, {"reason", reason}});
+}
+
 std::string encode_pong(const json& id) {
   json j{{"op", "pong"}};
   put_id(j, id);

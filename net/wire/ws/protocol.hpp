@@ -60,6 +60,20 @@ std::string encode_pong(const nlohmann::json& id);
 std::string encode_error(const nlohmann::json& id, errc code, std::string_view message,
                          std::string_view channel = {});
 
+/// `{"op":"connected"|"refreshed","id":..,"sub":..,"expires_at":N}`: the answer
+/// to `connect` (`refreshed`: to `refresh`). `id` left out when null; `sub`
+/// and `expires_at` (s since the Unix epoch) are null without authentication
+/// (`authenticated` false: --insecure without a key).
+std::string encode_authenticated(const nlohmann::json& id, bool refreshed, bool authenticated,
+                                 std::string_view sub, std::int64_t expires_at);
+
+/// `{"op":"refresh_required","expires_at":N}`: the token expires within
+/// --token-refresh-grace (docs/protocol.md "Tokens").
+std::string encode_refresh_required(std::int64_t expires_at);
+
+/// `{"op":"gap","channel":..,"reason":..}`: a live gap (docs/protocol.md "Gaps").
+std::string encode_gap(std::string_view channel, std::string_view reason);
+
 /// `{"op":"publication","channel":..,"offset":N,"event":..,"data":<data_json>}`.
 /// @param data_json compact JSON text, inserted as is.
 std::string encode_publication(std::string_view channel, std::uint64_t offset,

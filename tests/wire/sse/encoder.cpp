@@ -152,3 +152,8 @@ TEST_CASE("data from dump_compact never breaks an SSE event", "[sse][encoder][ba
     CHECK(dump_compact(json("\xe2\x80\xa8")) == "\"\xe2\x80\xa8\"");
   }
 }
+
+TEST_CASE("the token_expired block is a named event with a JSON reason", "[sse][encoder]") {
+  CHECK(herald::net::sse::encode_token_expired() ==
+        "event: herald.token_expired\ndata: {\"reason\":\"token_expired\"}\n\n");
+}

@@ -470,3 +470,21 @@ TEST_CASE("id: a number must be an exact 64-bit integer, echoed as sent",
     CHECK(err.message == "\"id\" must be a 64-bit integer or a string");
   }
 }
+
+TEST_CASE("connected, refreshed, refresh_required and gap are built by the codec",
+          "[ws][protocol][auth]") {
+  using herald::net::ws::encode_authenticated;
+  using herald::net::ws::encode_gap;
+  using herald::net::ws::encode_refresh_required;
+  CHECK(json::parse(encode_authenticated(7, false, true, "GABC", 1700000000)) ==
+        json::parse(R"({"op":"connected","id":7,"sub":"GABC","expires_at":1700000000})"));
+  CHECK(json::parse(encode_authenticated("r1", true, true, "GABC", 5)) ==
+        json::parse(R"({"op":"refreshed","id":"r1","sub":"GABC","expires_at":5})"));
+  // Without authentication (--insecure): sub and expires_at are null; no id, none echoed.
+  CHECK(json::parse(encode_authenticated(nullptr, false, false, "ignored", 9)) ==
+        json::parse(R"({"op":"connected","sub":null,"expires_at":null})"));
+  CHECK(json::parse(encode_refresh_required(42)) ==
+        json::parse(R"({"op":"refresh_required","expires_at":42})"));
+  CHECK(json::parse(encode_gap("stream:1", "epoch_changed")) ==
+        json::parse(R"({"op":"gap","channel":"stream:1","reason":"epoch_changed"})"));
+}
