@@ -1,6 +1,6 @@
 #include "actors/connection_auth.hpp"
 
-#include "net/wire/centrifugo/codec.hpp"
+#include "net/wire/ws/session_codec.hpp"
 #include "net/wire/errors.hpp"
 #include "net/wire/sse/encoder.hpp"
 #include "net/wire/ws/protocol.hpp"
@@ -114,11 +114,7 @@ void auth_adopt(connection_pointer self, net::auth::principal next) {
       self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
     st.sink->forget(it->first, std::nullopt);
     constexpr std::string_view why = "the new token does not allow this channel: unsubscribed";
-    if (const auto* cf = net::centrifugo::codec_for(st.options.dialect))
-      st.sink->deliver({}, net::make_frame(cf->encode_unsubscribe_push(it->first, 2000, why)));
-    else
-      st.sink->deliver({},
-                       net::make_frame(ws::encode_error(nullptr, errc::forbidden, why, it->first)));
+    send_text(st, ws::session_codec_for(st.options.dialect).revoked(it->first, why));
     it = st.subs.erase(it);
   }
   schedule_expiry(self);
@@ -203,9 +199,11 @@ void auth_on_expiring(connection_pointer self, std::uint64_t generation) {
     return;
   if (time_left(st) - refresh_grace(st) > std::chrono::milliseconds{0})
     return; // a capped timer: the expire timer re-arms both
-  if (net::centrifugo::codec_for(st.options.dialect) != nullptr)
-    return; // the SDK refreshes after the `ttl` of its connect reply
-  send_text(st, ws::encode_refresh_required(st.who.exp));
+  // Empty where the client refreshes on its own (Centrifugo: after the
+  // connect reply's `ttl`).
+  if (auto notice = ws::session_codec_for(st.options.dialect).refresh_required(st.who.exp);
+      !notice.empty())
+    send_text(st, std::move(notice));
 }
 
 void auth_on_expired(connection_pointer self, std::uint64_t generation) {

@@ -1,6 +1,5 @@
 #include "net/core/subscription_table.hpp"
 
-#include "net/wire/centrifugo/codec.hpp"
 #include "net/wire/errors.hpp"
 #include "net/wire/sse/encoder.hpp"
 #include "net/wire/ws/protocol.hpp"
@@ -9,29 +8,6 @@
 #include <charconv>
 
 namespace herald::net {
-
-namespace cf = centrifugo;
-
-namespace {
-// A Centrifugo command id, as the connection actor put it in the entry.
-std::uint32_t cf_id(const nlohmann::json& id) {
-  if (!id.is_number_integer() || id.get<std::int64_t>() < 0)
-    return 0;
-  return static_cast<std::uint32_t>(id.get<std::int64_t>());
-}
-// The error that ends a subscribe still pending: `cancelled` (superseded or
-// unsubscribed; Centrifugo 107) or `unavailable` (no answer in time;
-// Centrifugo 100 with temporary, which the SDK retries).
-std::string pending_error(const cf::codec* centrifugo, const nlohmann::json& id,
-                          const std::string& channel, errc code, std::string_view why) {
-  if (centrifugo == nullptr)
-    return ws::encode_error(id, code, why, channel);
-  const bool retry = code == errc::unavailable;
-  return centrifugo->encode_error(
-    cf_id(id), retry ? cf::error_code::internal : cf::error_code::bad_request, why, retry);
-}
-
-} // namespace
 
 subscription_table::entry* subscription_table::find(const std::string& channel) noexcept {
   for (auto& e : entries_)
@@ -83,7 +59,7 @@ void subscription_table::give_up(const std::string& channel, std::uint64_t reque
   if (it == entries_.end() || it->active || it->request != request || kind_ != transport::ws)
     return;
   if (!it->id.is_null())
-    out_.write_message({}, pending_error(centrifugo_, it->id, channel, errc::unavailable, why));
+    out_.write_message({}, codec_->pending_error(it->id, channel, errc::unavailable, why));
   entries_.erase(it);
 }
 
@@ -96,15 +72,13 @@ void subscription_table::forget(const std::string& channel,
     entries_.erase(it);
   }
   if (unsub_id)
-    out_.write_message({}, centrifugo_ != nullptr
-                             ? centrifugo_->encode_unsubscribe(cf_id(*unsub_id))
-                             : ws::encode_unsubscribed(*unsub_id, channel));
+    out_.write_message({}, codec_->unsubscribed(*unsub_id, channel));
 }
 
 void subscription_table::end_pending(entry& e, std::string_view why) {
   if (e.active || kind_ != transport::ws || e.id.is_null())
     return; // answered already (or SSE, which has no ids)
-  out_.write_message({}, pending_error(centrifugo_, e.id, e.channel, errc::cancelled, why));
+  out_.write_message({}, codec_->pending_error(e.id, e.channel, errc::cancelled, why));
   e.id = nullptr;
 }
 
@@ -149,16 +123,15 @@ bool subscription_table::gap(entry& e, std::string_view reason) {
   if (kind_ == transport::sse) {
     ++ids_written_;
     out_.write_message(id_line(), sse::encode_gap(e.channel, reason));
-  } else if (centrifugo_ != nullptr) {
-    // The SDK answers a code >= 2500 by subscribing again from its last
-    // position (and recovers); until then nothing more is written.
-    out_.write_message(
-      {}, centrifugo_->encode_unsubscribe_push(e.channel, cf::gap_unsubscribe_code, reason));
+    return true;
+  }
+  out_.write_message({}, codec_->gap(e.channel, reason));
+  if (codec_->gap_ends_subscription()) {
+    // Centrifugo: the SDK subscribes again from its last position (and
+    // recovers); until then nothing more is written.
     e.active = false;
     e.request = ~std::uint64_t{0}; // no answer is awaited: only a new subscribe revives it
     return false;
-  } else {
-    out_.write_message({}, ws::encode_gap(e.channel, reason));
   }
   return true;
 }
@@ -200,7 +173,7 @@ void subscription_table::take_position(entry& e, const subscription_answer& a) {
                                                : a.position.offset;
 }
 
-void subscription_table::emit_centrifugo_answer(entry& e, const subscription_answer& a) {
+void subscription_table::emit_answer_with_replay(entry& e, const subscription_answer& a) {
   const bool recovering = e.since.has_value();
   if (recovering)
     metrics::recovery(a.recovered);
@@ -215,20 +188,20 @@ void subscription_table::emit_centrifugo_answer(entry& e, const subscription_ans
     metrics::delivered(kind_);
     replay.push_back(p.get());
   }
-  out_.write_message({}, centrifugo_->encode_subscribe(cf_id(e.id), a.position, recovering,
-                                                       recovering && a.recovered, replay));
+  out_.write_message({}, codec_->subscribed(e.id, a.channel, a.position, recovering, a.recovered,
+                                            a.reason, replay));
   e.id = nullptr;
   e.since.reset();
 }
 
 void subscription_table::emit_answer(entry& e, const subscription_answer& a) {
-  if (kind_ == transport::ws && centrifugo_ != nullptr) {
-    emit_centrifugo_answer(e, a);
+  if (kind_ == transport::ws && codec_->replay_in_reply()) {
+    emit_answer_with_replay(e, a);
     return;
   }
   if (kind_ == transport::ws) {
-    out_.write_message({}, ws::encode_subscribed(e.id, a.channel, a.position,
-                                                 e.since.has_value() && a.recovered, a.reason));
+    out_.write_message({}, codec_->subscribed(e.id, a.channel, a.position, e.since.has_value(),
+                                              a.recovered, a.reason, {}));
     e.id = nullptr;
   } else if (e.since && !a.recovered) {
     gap(e, a.reason);
@@ -245,14 +218,11 @@ void subscription_table::on_answer(const subscription_answer& a) {
   if (e == nullptr || e->active || (e->request != 0 && e->request != a.request))
     return; // a stale answer: the subscribe was cancelled or renewed
   if (waiting_ == 0) {
-    if (centrifugo_ != nullptr && e->since && !a.recovered && e->reject_unrecovered) {
+    if (e->since && !a.recovered && e->reject_unrecovered) {
       // Flag bit 2: the client loads its state elsewhere (getState) and
       // subscribes again from a position it can recover from.
       metrics::recovery(false);
-      out_.write_message({}, centrifugo_->encode_error(
-                               cf_id(e->id), cf::error_code::unrecoverable_position,
-                               a.reason.empty() ? std::string_view{"unrecoverable position"}
-                                                : std::string_view{a.reason}));
+      out_.write_message({}, codec_->unrecoverable(e->id, a.reason));
       entries_.erase(entries_.begin() + (e - entries_.data()));
       return;
     }

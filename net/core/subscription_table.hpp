@@ -29,8 +29,8 @@
 #include "net/fanout.hpp"
 #include "net/obs/metrics.hpp"
 #include "net/wire/sse/cursor.hpp"
-#include "net/wire/centrifugo/codec.hpp"
 #include "net/wire/ws/dialect.hpp"
+#include "net/wire/ws/session_codec.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -62,10 +62,9 @@ public:
     : kind_(kind),
       out_(out) {}
 
-  /// WebSocket: the command layer replies are written in (default: Herald's;
-  /// a Centrifugo dialect writes through its encoding's centrifugo::codec).
-  /// Call before the first expect().
-  void set_dialect(ws::dialect d) noexcept { centrifugo_ = centrifugo::codec_for(d); }
+  /// WebSocket: the dialect replies are written in (default: Herald's), as
+  /// its ws::session_codec writes them. Call before the first expect().
+  void set_dialect(ws::dialect d) noexcept { codec_ = &ws::session_codec_for(d); }
 
   /// SSE: the channels of the request (valid, distinct, in request order)
   /// and the client's cursor (entries of other channels are ignored). Holds
@@ -141,11 +140,11 @@ private:
   /// Writes a gap notice; false when the entry stopped delivering
   /// (Centrifugo: the client resubscribes).
   bool gap(entry& e, std::string_view reason);
-  /// Centrifugo: the subscribe reply with the replay inside.
-  void emit_centrifugo_answer(entry& e, const subscription_answer& a);
+  /// The subscribe reply with the replay inside (session_codec::replay_in_reply()).
+  void emit_answer_with_replay(entry& e, const subscription_answer& a);
 
   transport kind_;
-  const centrifugo::codec* centrifugo_ = nullptr; ///< Centrifugo's encoding; nullptr: Herald's
+  const ws::session_codec* codec_ = &ws::session_codec_for(ws::dialect::herald);
   output& out_;
   std::vector<entry> entries_;                ///< few per connection: a vector beats a map
   std::size_t ids_written_ = 0;               ///< SSE: events written with an id line

@@ -1,6 +1,6 @@
 #include "net/ws/ws_session.hpp"
 
-#include "net/wire/centrifugo/codec.hpp"
+#include "net/wire/ws/session_codec.hpp"
 #include "net/wire/errors.hpp"
 #include "net/obs/metrics.hpp"
 #include "net/service.hpp"
@@ -98,9 +98,8 @@ void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body>
 ws_session::ws_session(tcp::socket socket, const session_options& opts, dialect d)
   : stream_session(std::move(socket), opts, metrics::transport::ws),
     dialect_(d),
-    centrifugo_(centrifugo::codec_for(d)),
-    message_opcode_(centrifugo_ != nullptr && centrifugo_->binary() ? opcode::binary
-                                                                    : opcode::text),
+    codec_(session_codec_for(d)),
+    message_opcode_(codec_.binary() ? opcode::binary : opcode::text),
     parser_(opts.max_ws_message_bytes),
     heartbeat_timer_(socket_.get_executor()),
     message_timer_(socket_.get_executor()),
@@ -120,11 +119,7 @@ void ws_session::start(std::shared_ptr<session_events> events) {
 // -- writing -----------------------------------------------------------------
 
 void ws_session::write_publication(const publication& p, std::string, std::int64_t accepted_ns) {
-  if (centrifugo_ != nullptr) {
-    push(centrifugo_->publication_push_header(p), centrifugo_->publication_push(p), accepted_ns);
-    return;
-  }
-  push(p.ws_header, p.ws, accepted_ns);
+  push(codec_.publication_header(p), codec_.publication_message(p), accepted_ns);
 }
 
 void ws_session::write_message(std::string, std::string body) {
@@ -144,14 +139,13 @@ void ws_session::push_control(opcode op, std::string_view payload) {
 void ws_session::push_final(close_request& req) {
   // A close answering the client's close without a code carries none
   // (section 5.5.1: 1005 is never sent).
-  if (centrifugo_ != nullptr && req.ws_code != 1005 &&
-      req.reason != close_reason::client) {
-    // The SDK decides from the code whether to reconnect (3000-3499) or
-    // stop (3500-3999); docs/centrifugo.md has the table. (An answer to the
-    // client's own close echoes its code.)
-    auto [code, text] = centrifugo::close_for(req.ws_code, req.ws_text);
+  if (req.ws_code != 1005 && req.reason != close_reason::client) {
+    // The dialect's code for Herald's (Centrifugo: the SDK decides from it
+    // whether to reconnect, 3000-3499, or stop, 3500-3999; docs/centrifugo.md
+    // has the table). An answer to the client's own close echoes its code.
+    auto [code, text] = codec_.close(req.ws_code, req.ws_text);
     req.ws_code = code;
-    req.ws_text = text.substr(0, max_close_reason_bytes);
+    req.ws_text = std::move(text); // cut to 123 bytes on a UTF-8 boundary when encoded
   }
   auto payload =
     req.ws_code == 1005 ? std::string{} : encode_close_payload(req.ws_code, req.ws_text);
@@ -310,7 +304,7 @@ bool ws_session::on_event(frame_parser::result r) {
   return true;
 }
 
-bool ws_session::refuse_command(std::uint32_t cf_id) {
+bool ws_session::refuse_command(const nlohmann::json& id) {
   const auto& row = info(errc::rate_limited);
   if (++refused_in_row_ >= opts_.ws_commands_burst) {
     close_request req{close_reason::policy, row.close_code, "rate limited", {}};
@@ -320,10 +314,7 @@ bool ws_session::refuse_command(std::uint32_t cf_id) {
   }
   auto why = "over " + std::to_string(static_cast<long long>(opts_.ws_commands_per_second)) +
              " commands per second: command dropped";
-  write_message({}, centrifugo_ != nullptr
-                     ? centrifugo_->encode_error(cf_id, centrifugo::error_code::too_many_requests,
-                                                 why)
-                     : encode_error(nlohmann::json{}, errc::rate_limited, why));
+  write_message({}, codec_.rate_limited(id, why));
   return true;
 }
 
@@ -331,25 +322,15 @@ void ws_session::on_message(std::string message) {
   if (closing_)
     return;
   const auto now = std::chrono::steady_clock::now();
-  if (centrifugo_ == nullptr) {
-    // /v1/ws: one command per message.
-    if (!commands_.take(now)) {
-      refuse_command(0);
-      return;
-    }
-    refused_in_row_ = 0;
-    if (events_)
-      events_->on_text(std::move(message));
-    return;
-  }
-  // Centrifugo: each command of the message (JSON: a non-blank line;
-  // Protobuf: a length-delimited Command) takes a token (a message with none
-  // still costs one). The commands that found one go on (the message up to
-  // the end of the last of them); each later one is answered 111 with its
-  // id, as if sent alone.
+  // Each command of the message (/v1/ws: the message; Centrifugo: a
+  // non-blank line or a length-delimited Command) takes a token; a message
+  // with none still costs one. The commands that found one go on (the
+  // message up to the end of the last of them); each later one is answered
+  // rate_limited with its id, as if sent alone.
   std::size_t admitted = 0; // bytes of `message` whose commands go on
   std::size_t refused_at = std::string::npos;
-  const auto ends = centrifugo_->command_ends(message);
+  bool pass = false; // hand (the admitted part of) the message on
+  const auto ends = codec_.command_ends(message);
   for (auto end : ends) {
     if (!commands_.take(now)) {
       refused_at = admitted;
@@ -357,27 +338,29 @@ void ws_session::on_message(std::string message) {
     }
     refused_in_row_ = 0;
     admitted = end;
+    pass = true;
   }
   if (ends.empty()) {
     if (!commands_.take(now)) {
-      refuse_command(0);
+      refuse_command(nlohmann::json{});
       return;
     }
     refused_in_row_ = 0;
     admitted = message.size();
+    pass = admitted > 0;
   }
   std::string rest;
   if (refused_at != std::string::npos)
     rest = message.substr(refused_at);
-  if (admitted > 0 && events_) {
+  if (pass && events_) {
     message.resize(admitted);
     events_->on_text(std::move(message));
   }
-  if (rest.empty())
+  if (refused_at == std::string::npos)
     return;
-  // Read only for their ids (an unreadable line: none).
-  for (const auto& line : centrifugo_->parse_commands(rest))
-    if (!refuse_command(line.ok ? line.cmd.id : line.err.id) || closing_)
+  // Read only for their ids (an unreadable command: none).
+  for (const auto& id : codec_.command_ids(rest))
+    if (!refuse_command(id) || closing_)
       return;
 }
 
@@ -395,10 +378,11 @@ void ws_session::arm_heartbeat() {
     self->awaiting_pong_ = true;
     static const frame ping = make_frame(encode_frame(opcode::ping, {}));
     self->push({}, ping);
-    if (self->centrifugo_ != nullptr) {
-      // Centrifugo's application ping, which the SDK watches (it reconnects
-      // when none came within the connect reply's `ping` plus its delay).
-      self->push({}, self->centrifugo_->ping_frame());
+    if (const frame* app_ping = self->codec_.ping_frame()) {
+      // The dialect's application ping (Centrifugo's, which the SDK watches:
+      // it reconnects when none came within the connect reply's `ping` plus
+      // its delay).
+      self->push({}, *app_ping);
     }
     self->arm_heartbeat();
   });

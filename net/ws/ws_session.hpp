@@ -38,15 +38,12 @@
 #include "net/core/token_bucket.hpp"
 #include "net/wire/ws/dialect.hpp"
 #include "net/wire/ws/frame_codec.hpp"
+#include "net/wire/ws/session_codec.hpp"
 
 #include <memory>
 
 namespace herald::net {
 class service;
-}
-
-namespace herald::net::centrifugo {
-class codec;
 }
 
 namespace herald::net::ws {
@@ -98,10 +95,10 @@ private:
   /// of `commands_` (/v1/ws: the message; Centrifugo: each command of it,
   /// centrifugo::codec::command_ends()).
   void on_message(std::string message);
-  /// Answers one command refused for the rate limit (`cf_id`: its Centrifugo
-  /// id, 0: none), or closes with 1008 after --ws-commands-burst refusals in
-  /// a row. @returns false when it closed.
-  bool refuse_command(std::uint32_t cf_id);
+  /// Answers one command refused for the rate limit (`id`: its id, null or
+  /// 0: none), or closes with 1008 after --ws-commands-burst refusals in a
+  /// row. @returns false when it closed.
+  bool refuse_command(const nlohmann::json& id);
   void arm_heartbeat();
   /// Starts the message timer when the parser holds a partial frame or
   /// message, stops it when it is at rest again.
@@ -110,8 +107,8 @@ private:
   void push_control(opcode op, std::string_view payload);
 
   dialect dialect_;
-  /// The Centrifugo encoding's codec; nullptr on /v1/ws.
-  const centrifugo::codec* centrifugo_;
+  /// What this dialect writes (net/wire/ws/session_codec.hpp).
+  const session_codec& codec_;
   /// The opcode of the messages Herald writes, and the only one it reads
   /// (binary for Protobuf, text otherwise).
   opcode message_opcode_;

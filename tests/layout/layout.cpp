@@ -7,7 +7,9 @@
 //  - no CAF anywhere in net/, and nothing but the standard library and
 //    nlohmann/json in net/wire;
 //  - each library's CMakeLists.txt (and loadtest's) links only herald::
-//    targets of the folders its layer may use.
+//    targets of the folders its layer may use;
+//  - no code outside net/wire compares or switches on the WebSocket dialect
+//    (the codecs do; the upgrade chooses it once).
 // The sources are read from HERALD_SOURCE_DIR; nothing is compiled.
 #include <catch2/catch.hpp>
 
@@ -245,6 +247,33 @@ TEST_CASE("layout: each library's CMake target links only its layer's targets", 
     }
   }
   CHECK(checked > 10);
+  for (const auto& w : wrong)
+    UNSCOPED_INFO(w);
+  CHECK(wrong.empty());
+}
+
+TEST_CASE("layout: only the codecs branch on the WebSocket dialect", "[layout]") {
+  // The dialect is chosen once, at the upgrade (net/ws/ws_session.cpp: the
+  // subprotocol or ?format=protobuf picks Centrifugo's encoding); after that
+  // sessions, the subscription table and the actors write through the
+  // dialect's codec (net/wire/ws/session_codec.hpp, net/wire/centrifugo/codec.hpp)
+  // and never compare or switch on it.
+  static const std::regex branch(
+    R"re(dialect\s*[!=]=|[!=]=\s*(net::)?(ws::)?dialect::|switch\s*\([^)]*dialect)re");
+  const std::set<std::string> chooses = {"net/ws/ws_session.cpp"};
+  std::vector<std::string> wrong;
+  for (const auto& f : project().files) {
+    if (f.rfind("net/wire/", 0) == 0 || chooses.count(f) > 0)
+      continue;
+    std::istringstream lines(read(root / f));
+    std::string line;
+    int n = 0;
+    while (std::getline(lines, line)) {
+      ++n;
+      if (std::regex_search(line, branch))
+        wrong.push_back(f + ":" + std::to_string(n) + ": " + line);
+    }
+  }
   for (const auto& w : wrong)
     UNSCOPED_INFO(w);
   CHECK(wrong.empty());
