@@ -18,31 +18,14 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { Centrifuge } from "centrifuge";
-import { Centrifuge as CentrifugeProtobuf } from "centrifuge/build/protobuf";
 import WebSocket from "ws";
 
+import { ENCODINGS, pubData } from "../lib/centrifuge.mjs";
 import { getJson } from "../lib/herald.mjs";
 import { killHerald, redisCli, sleep, suiteCluster, waitUntil } from "./lib.mjs";
 
 const CHANNEL = "stream:cf-cluster";
 
-/** The SDK builds every scenario runs on. */
-const ENCODINGS = [
-  ["json", Centrifuge],
-  ["protobuf", CentrifugeProtobuf],
-];
-
-/** A publication's data: parsed JSON (JSON build) or the JSON text's bytes (Protobuf build), decoded. */
-function pubData(ctx) {
-  if (!(ctx.data instanceof Uint8Array)) return ctx.data;
-  const text = new TextDecoder().decode(ctx.data);
-  try {
-    return JSON.parse(text);
-  } catch {
-    return { notJson: text }; // fails the test's comparisons, visibly, instead of throwing inside the SDK
-  }
-}
 
 async function apiPublish(h, n, channel = CHANNEL) {
   const res = await fetch(`${h.url}/api/publish`, {
