@@ -33,7 +33,7 @@ void reply_error(connection_state& st, std::uint32_t id, cf::error_code code,
 
 // Centrifugo's "bad request" disconnect: the SDK does not reconnect.
 void close_bad_request(connection_pointer self, std::string reason) {
-  close_client(self, {net::close_reason::protocol_error, 3501, "bad request: " + reason, {}});
+  close_client(self, {net::close_reason::protocol_error, 3501, "bad request: " + reason});
 }
 
 // A client id for the connect reply: 128 random bits in the UUID layout
@@ -74,8 +74,7 @@ bool verify(connection_pointer self, const cf::command& cmd, net::auth::principa
   }
   close_client(self, {net::close_reason::auth,
                       info(errc::unauthorized).close_code,
-                      std::string{net::auth::to_string(err)},
-                      {}});
+                      std::string{net::auth::to_string(err)}});
   return false;
 }
 
@@ -94,7 +93,7 @@ void on_connect(connection_pointer self, const cf::command& cmd) {
     } else if (!st.who.authenticated && !st.options.auth->anonymous_streams) {
       close_client(
         self,
-        {net::close_reason::auth, info(errc::unauthorized).close_code, "a token is required", {}});
+        {net::close_reason::auth, info(errc::unauthorized).close_code, "a token is required"});
       return;
     }
     // No token: the upgrade's Authorization header, or an anonymous reader
@@ -118,8 +117,7 @@ void on_refresh(connection_pointer self, const cf::command& cmd) {
   if (st.who.authenticated && next.sub != st.who.sub) {
     close_client(self, {net::close_reason::auth,
                         info(errc::forbidden).close_code,
-                        "the refresh token has another sub",
-                        {}});
+                        "the refresh token has another sub"});
     return;
   }
   auth_adopt(self, std::move(next));
@@ -170,7 +168,7 @@ void on_unsubscribe(connection_pointer self, const cf::command& cmd) {
     send(st, codec(st).encode_unsubscribe(cmd.id));
     return;
   }
-  if (it->second.active)
+  if (it->second.channel)
     self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
   st.subs.erase(it);
   st.sink->forget(cmd.channel, nlohmann::json(cmd.id));
@@ -204,8 +202,7 @@ void centrifugo_on_text(connection_pointer self, const std::string& text) {
       reply_error(st, cmd.id, cf::error_code::limit_exceeded, "too many subscribe attempts");
       close_client(self, {net::close_reason::policy,
                           info(errc::too_many_subscribes).close_code,
-                          "too many subscribe attempts",
-                          {}});
+                          "too many subscribe attempts"});
       return;
     }
     switch (cmd.kind) {

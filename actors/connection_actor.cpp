@@ -5,7 +5,6 @@
 
 #include "net/wire/centrifugo/codec.hpp"
 #include "net/wire/errors.hpp"
-#include "net/wire/sse/encoder.hpp"
 #include "net/wire/ws/protocol.hpp"
 
 #include <caf/event_based_actor.hpp>
@@ -29,10 +28,9 @@ void on_subscribed(connection_pointer self, const std::string& channel, std::uin
     self->send(channel_actor, unsub_atom_v, caf::actor_cast<caf::actor>(self));
     return;
   }
-  if (it->second.active || it->second.request != request)
+  if (it->second.request != request)
     return; // the answer to a subscribe the client cancelled (and renewed): ours follows
   it->second.channel = channel_actor;
-  it->second.active = true;
 }
 
 void on_text(connection_pointer self, const std::string& text) {
@@ -55,10 +53,8 @@ void on_text(connection_pointer self, const std::string& text) {
                  " subscribe attempts on one connection";
     send_ws(st, ws::encode_error(parsed ? cmd.id : err.id, errc::too_many_subscribes, limit,
                                  parsed ? cmd.channel : err.channel));
-    close_client(self, {net::close_reason::policy,
-                        info(errc::too_many_subscribes).close_code,
-                        "too many subscribe attempts",
-                        {}});
+    close_client(self, {net::close_reason::policy, info(errc::too_many_subscribes).close_code,
+                        "too many subscribe attempts"});
     return;
   }
   if (!parsed) {
@@ -97,10 +93,10 @@ void on_text(connection_pointer self, const std::string& text) {
       send_ws(st, ws::encode_error(cmd.id, errc::not_subscribed, {}, cmd.channel));
       return;
     }
-    if (it->second.active)
+    if (it->second.channel)
       self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
-    // else: the subscribe is still on its way; on_subscribed leaves the
-    // channel, and the session answers the subscribe `cancelled`.
+    // A subscribe still on its way: on_subscribed leaves the channel when
+    // it answers, and the session answers the subscribe `cancelled`.
     st.subs.erase(it);
     st.sink->forget(cmd.channel, cmd.id);
     return;
@@ -117,14 +113,10 @@ void send_subscribe(connection_pointer self, const std::string& channel,
                     std::optional<net::stream_position> since, bool epoch_history) {
   auto& st = self->state;
   auto& s = st.subs[channel];
-  s.request = st.next_request++;
-  s.active = false; // a renewed subscribe: on_subscribed takes the new answer
+  s.request = st.next_request++; // a renewed subscribe: on_subscribed takes the new answer
   self->send(st.registry, subscribe_atom_v,
              subscribe_request{channel, caf::actor_cast<caf::actor>(self), std::move(since),
                                s.request, st.sink, epoch_history});
-  if (st.options.kind == transport::ws && st.options.subscribe_timeout.count() > 0)
-    self->delayed_send(self, st.options.subscribe_timeout, subscribe_timeout_atom_v, channel,
-                       s.request);
 }
 
 void close_client(connection_pointer self, net::close_request req) {
@@ -146,7 +138,7 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
   // Whatever ends this actor also ends its connection.
   self->attach_functor([weak = std::weak_ptr<net::frame_sink>(st.sink)](const caf::error&) {
     if (auto s = weak.lock())
-      s->close({net::close_reason::shutdown, 1001, "going away", {}});
+      s->close({net::close_reason::shutdown, 1001, "going away"});
   });
   auth_start(self);
   if (!initial.empty()) {
@@ -171,36 +163,22 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
     [self](watermark_atom, bool above, std::size_t) {
       if (!above)
         return;
-      auto& st = self->state;
-      const auto code = info(errc::slow_client).close_code;
-      if (st.options.kind == transport::sse)
-        close_client(self, {net::close_reason::slow_client,
-                            code,
-                            {},
-                            net::make_frame(net::sse::encode_gap({}, "slow_client"))});
-      else
-        close_client(self, {net::close_reason::slow_client,
-                            code,
-                            "slow client: outbound buffer over its limit",
-                            {}});
+      close_client(self, {net::close_reason::slow_client, info(errc::slow_client).close_code,
+                          "slow client: outbound buffer over its limit"});
     },
     [self](closed_atom, std::uint8_t) { self->quit(); },
     [self](subscribe_timeout_atom, const std::string& channel, std::uint64_t request) {
-      // Still unanswered (cluster mode: Redis unreachable or slow): the client
-      // gets an error it can retry on, instead of silence. If the channel
-      // answers later, on_subscribed finds no entry and leaves it.
+      // The session answered the client (`unavailable`: cluster mode, Redis
+      // unreachable or slow) and dropped the subscribe: forget it too, so
+      // the client may subscribe again. If the channel answered meanwhile,
+      // leave it; if it answers later, on_subscribed finds no entry and leaves.
       auto& st = self->state;
       auto it = st.subs.find(channel);
-      if (st.closing || it == st.subs.end() || it->second.active || it->second.request != request)
-        return;
-      if (it->second.channel) // a renewal: the channel still lists the old subscribe
+      if (it == st.subs.end() || it->second.request != request)
+        return; // unsubscribed or renewed meanwhile
+      if (it->second.channel)
         self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
       st.subs.erase(it);
-      const auto ms =
-        std::chrono::duration_cast<std::chrono::milliseconds>(st.options.subscribe_timeout);
-      st.sink->give_up(channel, request,
-                       "the channel did not answer within " + std::to_string(ms.count()) +
-                         " ms (Redis unreachable?); subscribe again");
     },
     [self](auth_wait_atom) { auth_on_wait_over(self); },
     [self](expiring_atom, std::uint64_t gen) { auth_on_expiring(self, gen); },

@@ -8,11 +8,13 @@
 // connection subscribes to (limits, unsubscribe, whom to leave). Publications
 // never pass through it: a channel hands them, with its subscribe answers, to
 // the session directly (net/fanout.hpp), and the session keeps each
-// channel's position (net/core/subscription_table.hpp). Slow-client policy: when
+// channel's position (net/core/subscription_table.hpp): the table owns what
+// the client sees of a subscription (pending id, active, position), the
+// actor only which channel actor to leave. Slow-client policy: when
 // the session reports its queue above the high-water mark, the client is
-// closed (errc::slow_client: WebSocket 1013 with a reason; SSE a final
-// herald.gap notice, then close); it can reconnect with its cursor and
-// recover from history. Ends when the session reports closed; when it ends
+// closed (errc::slow_client, 1013; the session's codec says it: WebSocket
+// a close frame, SSE a final herald.gap); it can reconnect with its cursor
+// and recover from history. Ends when the session reports closed; when it ends
 // for any other reason it closes the session. Runs on CAF's scheduler.
 // A WebSocket speaks Herald's commands (docs/protocol.md) or Centrifugo's
 // (connection_options::dialect; actors/centrifugo_commands.hpp): only the
@@ -63,19 +65,14 @@ struct connection_options {
   std::chrono::milliseconds ping_interval = net::session_options{}.ws_ping_interval;
   /// Centrifugo: the `version` of connect and refresh replies.
   std::string server_version = "herald";
-  /// WebSocket: a subscribe its channel has not answered within this long is
-  /// answered `unavailable` (Centrifugo: 100, temporary) and dropped; the
-  /// client may subscribe again. Cluster mode only (a channel waits for Redis
-  /// before it answers; the server sets twice --redis-command-timeout-ms);
-  /// zero: wait as long as it takes (in-process channels answer at once).
-  caf::timespan subscribe_timeout{0};
 };
 
-/// One (connection, channel) pair, as the control plane sees it.
+/// One (connection, channel) pair, as the control plane sees it: whom to
+/// leave. Whether the client sees it pending or active is the session's
+/// (net/core/subscription_table.hpp).
 struct subscription {
-  caf::actor channel;        ///< null until the channel answered
-  bool active = false;       ///< the channel answered this subscribe
-  std::uint64_t request = 0; ///< number of the subscribe on its way
+  caf::actor channel;        ///< null until a channel answered
+  std::uint64_t request = 0; ///< number of the latest subscribe
 };
 
 struct connection_state {

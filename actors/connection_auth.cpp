@@ -2,7 +2,6 @@
 
 #include "net/wire/ws/session_codec.hpp"
 #include "net/wire/errors.hpp"
-#include "net/wire/sse/encoder.hpp"
 #include "net/wire/ws/protocol.hpp"
 
 #include <caf/event_based_actor.hpp>
@@ -110,7 +109,7 @@ void auth_adopt(connection_pointer self, net::auth::principal next) {
       ++it;
       continue;
     }
-    if (it->second.active)
+    if (it->second.channel)
       self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
     st.sink->forget(it->first, std::nullopt);
     constexpr std::string_view why = "the new token does not allow this channel: unsubscribed";
@@ -141,8 +140,7 @@ void auth_command(connection_pointer self, const ws::command& cmd) {
     if (err != net::auth::token_error::none) {
       close_with(self, {net::close_reason::auth,
                         info(errc::unauthorized).close_code,
-                        std::string{net::auth::to_string(err)},
-                        {}});
+                        std::string{net::auth::to_string(err)}});
       return;
     }
   } else {
@@ -189,8 +187,7 @@ void auth_on_wait_over(connection_pointer self) {
     return;
   close_with(self, {net::close_reason::auth,
                     info(errc::unauthorized).close_code,
-                    "authentication timeout: send connect with a token first",
-                    {}});
+                    "authentication timeout: send connect with a token first"});
 }
 
 void auth_on_expiring(connection_pointer self, std::uint64_t generation) {
@@ -214,14 +211,9 @@ void auth_on_expired(connection_pointer self, std::uint64_t generation) {
     schedule_expiry(self); // a capped timer fired early: arm the next stretch
     return;
   }
-  if (st.options.kind == transport::sse)
-    close_with(self, {net::close_reason::auth,
-                      info(errc::token_expired).close_code,
-                      {},
-                      net::make_frame(net::sse::encode_token_expired())});
-  else
-    close_with(
-      self, {net::close_reason::auth, info(errc::token_expired).close_code, "token expired", {}});
+  // 4002; the session's codec says it (SSE: a last herald.token_expired event).
+  close_with(self,
+             {net::close_reason::auth, info(errc::token_expired).close_code, "token expired"});
 }
 
 } // namespace herald::actors

@@ -22,6 +22,8 @@
 //   channel    -> registry:  (idle_atom, std::string name, std::uint64_t ops_received)
 //   registry   -> channel:   (stop_atom)
 //   bridge     -> connection:(text_atom, std::string) | (watermark_atom, bool, std::size_t)
+//                            | (subscribe_timeout_atom, std::string channel, std::uint64_t request)
+//                              the session answered an overdue subscribe: forget it
 //                            | (closed_atom, std::uint8_t close_reason)
 // Cluster mode (docs/cluster.md):
 //   service    -> gateway:   (publish_atom, publish_ticket_ptr)
@@ -39,8 +41,7 @@
 //                            | (writable_atom, bool, std::string reason) a write's outcome
 //   gateway    -> self:      (write_probe_atom)  while Redis refuses writes, every second
 // Authentication (docs/auth.md):
-//   connection -> self:      (subscribe_timeout_atom, std::string channel, std::uint64_t request)
-//                            | (auth_wait_atom) | (expiring_atom, std::uint64_t generation)
+//   connection -> self:      (auth_wait_atom) | (expiring_atom, std::uint64_t generation)
 //                            | (expire_atom, std::uint64_t generation)
 #pragma once
 

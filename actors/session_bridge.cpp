@@ -19,6 +19,10 @@ void session_bridge::on_watermark(bool above, std::size_t queued_bytes) {
   caf::anon_send(connection_, watermark_atom_v, above, queued_bytes);
 }
 
+void session_bridge::on_subscribe_timeout(std::string channel, std::uint64_t request) {
+  caf::anon_send(connection_, subscribe_timeout_atom_v, std::move(channel), request);
+}
+
 void session_bridge::on_closed(net::close_reason reason) {
   caf::anon_send(connection_, closed_atom_v, static_cast<std::uint8_t>(reason));
   connection_ = nullptr;

@@ -205,6 +205,12 @@ net::session_options config::session_options() const {
   o.ws_commands_burst = ws_commands_burst;
   o.max_connections_per_ip = max_connections_per_ip;
   o.max_subscribe_attempts = max_subscribe_attempts;
+  o.shutdown_retry_ms = static_cast<unsigned>(shutdown_retry_ms);
+  // Cluster mode: a channel answers once Redis confirmed its watch and its
+  // sync, two round trips each bounded by --redis-command-timeout-ms.
+  o.subscribe_timeout = redis_url.empty()
+                          ? std::chrono::milliseconds{0}
+                          : std::chrono::milliseconds{2 * redis_command_timeout_ms};
   return o;
 }
 

@@ -11,7 +11,6 @@
 #include "net/wire/http/publish_request.hpp"
 #include "net/obs/status.hpp"
 #include "net/obs/metrics_redis.hpp"
-#include "net/wire/sse/encoder.hpp"
 #include "net/sse/sse_session.hpp"
 #include "net/ws/ws_session.hpp"
 
@@ -30,12 +29,7 @@ herald_service::herald_service(caf::actor_system& sys, caf::actor registry, caf:
     max_channels_(cfg.max_channels_per_client),
     auth_(cfg.auth),
     max_subscribe_attempts_(cfg.max_subscribe_attempts),
-    ws_ping_interval_(std::chrono::seconds(cfg.ws_ping_interval)),
-    // Cluster mode: a channel answers once Redis confirmed its watch and its
-    // sync, two round trips each bounded by --redis-command-timeout-ms.
-    subscribe_timeout_(cfg.redis_url.empty()
-                         ? std::chrono::milliseconds{0}
-                         : std::chrono::milliseconds{2 * cfg.redis_command_timeout_ms}) {}
+    ws_ping_interval_(std::chrono::seconds(cfg.ws_ping_interval)) {}
 
 void herald_service::publish(net::http::publish_request req, publish_done done) {
   net::metrics::publications_received(net::metrics::source::http, req.channels.size());
@@ -117,7 +111,6 @@ void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
   opts.max_subscribe_attempts = max_subscribe_attempts_;
   opts.dialect = session->protocol();
   opts.ping_interval = ws_ping_interval_;
-  opts.subscribe_timeout = subscribe_timeout_;
   opts.server_version = "herald " HERALD_VERSION;
   auto actor =
     sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session), registry_, opts,
@@ -184,7 +177,7 @@ bool herald_service::ready(std::string& reason) {
   return true;
 }
 
-void herald_service::close_all(std::chrono::milliseconds grace, unsigned retry_ms) {
+void herald_service::close_all(std::chrono::milliseconds grace) {
   draining_ = true;
   std::vector<std::shared_ptr<net::frame_sink>> sinks;
   {
@@ -193,13 +186,11 @@ void herald_service::close_all(std::chrono::milliseconds grace, unsigned retry_m
       if (auto s = e.sink.lock())
         sinks.push_back(std::move(s));
   }
-  auto last = net::make_frame(net::sse::encode_shutdown(retry_ms));
   for (auto& s : sinks) {
     net::close_request req;
     req.reason = net::close_reason::shutdown;
-    req.ws_code = 1012;
-    req.ws_text = "service restart";
-    req.final_frame = last;
+    req.code = info(errc::shutting_down).close_code; // 1012; SSE: herald.shutdown with retry:
+    req.text = "service restart";
     req.flush_queued = true;
     req.grace = grace;
     s->close(std::move(req));

@@ -43,10 +43,11 @@ public:
   /// Graceful shutdown: marks the service draining (readyz 503, new requests
   /// 503), then asks every open connection to write what it has queued and
   /// close within `grace`: WebSocket with close 1012 "service restart" (RFC
-  /// 6455 section 7.4.1, IANA registry), SSE with a final `retry:
-  /// <retry_ms>` hint and `event: herald.shutdown` (docs/protocol.md).
+  /// 6455 section 7.4.1, IANA registry), SSE with a final `retry:`
+  /// hint (--shutdown-retry-ms, session_options::shutdown_retry_ms) and
+  /// `event: herald.shutdown` (docs/protocol.md).
   /// Thread-safe.
-  void close_all(std::chrono::milliseconds grace, unsigned retry_ms);
+  void close_all(std::chrono::milliseconds grace);
   /// Stops the connection actors that are still running. Thread-safe.
   void stop_actors();
   /// Open connections now.
@@ -72,7 +73,6 @@ private:
   std::chrono::milliseconds ws_ping_interval_; ///< --ws-ping-interval (Centrifugo connect reply)
   /// WebSocket subscribes unanswered this long get `unavailable`: twice
   /// --redis-command-timeout-ms in cluster mode, 0 (never) in-process.
-  std::chrono::milliseconds subscribe_timeout_;
   mutable std::mutex mtx_;
   std::unordered_map<std::uint64_t, entry> conns_;
   std::atomic<std::uint64_t> next_id_{1};

@@ -186,7 +186,7 @@ int run_server(config& cfg) {
              {{"signal", sig},
               {"connections", service.connections()},
               {"shutdown_timeout_s", cfg.shutdown_timeout}});
-    service.close_all(grace, static_cast<unsigned>(cfg.shutdown_retry_ms)); // draining first
+    service.close_all(grace); // draining first
     listener->stop();
     log_timer.cancel();
     signals.async_wait(on_second_signal);

@@ -25,15 +25,18 @@
 
 namespace herald::net {
 
-/// What a closing session sends last.
+/// How a session ends: why, and what the client is told. The session maps
+/// `code` and `text` to its bytes through its codec (net/wire/session_codec.hpp
+/// close(): WebSocket a close frame in its dialect; SSE a last event where
+/// the code has one, e.g. 1013 a `herald.gap`, 4002 `herald.token_expired`).
 struct close_request {
   close_reason reason = close_reason::shutdown;
-  /// WebSocket close code (RFC 6455 section 7.4.1); ignored by SSE.
-  std::uint16_t ws_code = 1000;
-  /// WebSocket close reason text (at most 123 bytes, RFC 6455 section 5.5.1).
-  std::string ws_text;
-  /// SSE: a final event block written before the close (may be null).
-  frame final_frame;
+  /// Herald's close code (docs/protocol.md "Close codes"; RFC 6455 section
+  /// 7.4.1 numbers).
+  std::uint16_t code = 1000;
+  /// Why, for the client (a WebSocket close reason is cut to 123 bytes,
+  /// RFC 6455 section 5.5.1).
+  std::string text;
   /// true: write what is queued before the final bytes (graceful shutdown);
   /// false: drop it (slow or misbehaving client).
   bool flush_queued = false;
@@ -68,7 +71,10 @@ public:
   /// connection's request number `request` (net/core/subscription_table.hpp
   /// expect(): `id` the client's command id, `since` its position;
   /// `reject_unrecovered` the Centrifugo subscribe flag bit 2: answer a failed
-  /// recovery with error 112).
+  /// recovery with error 112). Where the session has a subscribe timeout
+  /// (session_options::subscribe_timeout, cluster mode) and the channel does
+  /// not answer in time, the session answers the client `unavailable` and
+  /// reports session_events::on_subscribe_timeout().
   /// Thread-safe; ordered with deliver() and close().
   virtual void expect(std::string channel, std::uint64_t request, nlohmann::json id,
                       std::optional<stream_position> since, bool reject_unrecovered) = 0;
@@ -77,11 +83,6 @@ public:
   /// Thread-safe; ordered with deliver() and close().
   virtual void forget(std::string channel, std::optional<nlohmann::json> unsub_id) = 0;
 
-  /// WebSocket: the subscribe to `channel` numbered `request` got no answer in
-  /// time; it is answered `unavailable` (Centrifugo: 100, temporary) with
-  /// `why`, and a later answer is stale (subscription_table::give_up()).
-  /// Thread-safe; ordered with deliver() and close().
-  virtual void give_up(std::string channel, std::uint64_t request, std::string why) = 0;
 };
 
 } // namespace herald::net

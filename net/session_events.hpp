@@ -8,6 +8,7 @@
 #include "net/wire/close_reason.hpp"
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 
 namespace herald::net {
@@ -25,6 +26,14 @@ public:
   /// back to the low-water mark (`above` false). Reported once per episode.
   /// @param queued_bytes bytes queued but not yet written.
   virtual void on_watermark(bool above, std::size_t queued_bytes) = 0;
+
+  /// The subscribe to `channel` numbered `request` got no answer within
+  /// session_options::subscribe_timeout: the session answered the client
+  /// (`unavailable`; Centrifugo 100, temporary) and dropped it; the actor
+  /// forgets it too (and leaves the channel if it answered meanwhile).
+  /// Reported once per given-up subscribe, before anything the client may
+  /// send in reply to that answer.
+  virtual void on_subscribe_timeout(std::string channel, std::uint64_t request) = 0;
 
   /// The session is closed. Called exactly once; nothing follows it.
   virtual void on_closed(close_reason reason) = 0;

@@ -25,6 +25,14 @@ struct session_options {
   std::chrono::milliseconds sse_heartbeat{15'000};
   /// SSE: `retry:` hint sent at the start of the stream (ms).
   unsigned sse_retry_ms = 2'000;
+  /// SSE: `retry:` hint of the last event at shutdown (ms, --shutdown-retry-ms).
+  unsigned shutdown_retry_ms = 500;
+  /// WebSocket: a subscribe its channel has not answered within this long is
+  /// answered `unavailable` (Centrifugo: 100, temporary) and dropped; the
+  /// client may subscribe again. Cluster mode (a channel waits for Redis
+  /// before it answers; the server sets twice --redis-command-timeout-ms);
+  /// zero: wait as long as it takes (in-process channels answer at once).
+  std::chrono::milliseconds subscribe_timeout{0};
   /// WebSocket: the server pings this often ...
   std::chrono::milliseconds ws_ping_interval{25'000};
   /// ... and closes the connection when the pong is this late.

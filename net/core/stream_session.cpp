@@ -18,15 +18,16 @@ std::string endpoint_text(const tcp::socket& s) {
 } // namespace
 
 stream_session::stream_session(tcp::socket socket, const session_options& opts,
-                               metrics::transport kind)
+                               metrics::transport kind, const session_codec& codec)
   : socket_(std::move(socket)),
     opts_(opts),
     kind_(kind),
     shard_(&io_shard::of(socket_.get_executor())),
     queue_(opts.client_max_buffer_bytes),
-    table_(kind, *this),
+    table_(kind, codec, *this),
     grace_timer_(socket_.get_executor()),
     write_timer_(socket_.get_executor()),
+    subscribe_timer_(socket_.get_executor()),
     write_started_(std::chrono::steady_clock::now()),
     peer_(endpoint_text(socket_)) {
   beast::error_code ignored;
@@ -58,8 +59,14 @@ void stream_session::expect(std::string channel, std::uint64_t request, nlohmann
                             std::optional<stream_position> since, bool reject_unrecovered) {
   shard_->post([self = shared_from_this(), c = std::move(channel), request, i = std::move(id),
                 s = std::move(since), reject_unrecovered]() mutable {
-    if (!self->closed_)
-      self->table_.expect(c, request, std::move(i), std::move(s), reject_unrecovered);
+    if (self->closed_)
+      return;
+    const auto timeout = self->opts_.subscribe_timeout;
+    const auto due = timeout.count() > 0 ? std::chrono::steady_clock::now() + timeout
+                                         : subscription_table::time_point{};
+    self->table_.expect(c, request, std::move(i), std::move(s), reject_unrecovered, due);
+    if (timeout.count() > 0)
+      self->arm_subscribe_timer();
   });
 }
 
@@ -71,12 +78,39 @@ void stream_session::forget(std::string channel, std::optional<nlohmann::json> u
     });
 }
 
-void stream_session::give_up(std::string channel, std::uint64_t request, std::string why) {
-  shard_->post(
-    [self = shared_from_this(), c = std::move(channel), request, w = std::move(why)]() mutable {
-      if (!self->closed_)
-        self->table_.give_up(c, request, w);
-    });
+void stream_session::arm_subscribe_timer() {
+  if (subscribe_timer_armed_ || closed_)
+    return;
+  auto due = table_.next_due();
+  if (!due)
+    return;
+  subscribe_timer_armed_ = true;
+  subscribe_timer_.expires_at(*due);
+  subscribe_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    self->subscribe_timer_armed_ = false;
+    if (ec || self->closed_ || self->closing_)
+      return;
+    const auto ms = self->opts_.subscribe_timeout.count();
+    const auto why = "the channel did not answer within " + std::to_string(ms) +
+                     " ms (Redis unreachable?); subscribe again";
+    // Answered to the client first, then told to the actor in the same
+    // turn: the actor forgets the subscribe before any command the client
+    // sends in reply can reach it.
+    for (auto& [channel, request] :
+         self->table_.give_up_overdue(std::chrono::steady_clock::now(), why))
+      if (self->events_)
+        self->events_->on_subscribe_timeout(std::move(channel), request);
+    self->arm_subscribe_timer();
+  });
+}
+
+void stream_session::write_publication(const publication&, std::string prefix, const frame& body,
+                                       std::int64_t accepted_ns) {
+  push(std::move(prefix), body, accepted_ns);
+}
+
+void stream_session::write_message(std::string id_line, std::string body) {
+  push_message(std::move(id_line), make_frame(std::move(body)), 0);
 }
 
 void stream_session::on_answer(const subscription_answer& a) {
@@ -100,8 +134,7 @@ void stream_session::push(std::string prefix, frame body, std::int64_t accepted_
     const auto& row = info(errc::slow_client);
     on_close({close_reason::slow_client,
               row.close_code,
-              "slow client: outbound buffer over its limit",
-              {}});
+              "slow client: outbound buffer over its limit"});
     return;
   }
   if (!queue_.writing())
@@ -242,6 +275,7 @@ void stream_session::finish(close_reason reason) {
   socket_.close(ignored);
   grace_timer_.cancel();
   write_timer_.cancel();
+  subscribe_timer_.cancel();
   on_finished();
   if (auto ev = std::move(events_))
     ev->on_closed(reason);

@@ -12,11 +12,20 @@
 // connection actor, and the channels it subscribes to; it reports
 // session_events::on_closed exactly once, and ignores everything after.
 //
+// What the client reads comes from the session's codec
+// (net/wire/session_codec.hpp), chosen by the transport when the stream
+// opens; this class never asks which one it is.
+//
 // Overflow policy (backpressure): when the queued bytes cross the
 // high-water mark (--client-max-buffer) the session reports it to the
 // connection actor, which closes the client (slow_client: WebSocket 1013,
 // SSE a final herald.gap); if the queue still reaches twice the mark the
-// session closes the client itself with the same code.
+// session closes the client itself with the same code and the same last bytes.
+//
+// Subscribe timeout (session_options::subscribe_timeout, cluster mode): one
+// shard timer per session, due at the earliest pending subscribe's time; the
+// table answers what is overdue and the actor is told once per subscribe
+// (session_events::on_subscribe_timeout).
 #pragma once
 
 #include "net/asio.hpp"
@@ -51,7 +60,6 @@ public:
   void expect(std::string channel, std::uint64_t request, nlohmann::json id,
               std::optional<stream_position> since, bool reject_unrecovered) override;
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override;
-  void give_up(std::string channel, std::uint64_t request, std::string why) override;
 
   // -- subscriber_sink (the shard's thread) -------------------------------
   shard& home() noexcept override { return *shard_; }
@@ -60,7 +68,10 @@ public:
 
 protected:
   /// @param socket connected socket on one shard's io_context.
-  stream_session(tcp::socket socket, const session_options& opts, metrics::transport kind);
+  /// @param codec what the client reads (outlives the session: a static
+  ///        codec, or one the derived session holds in an earlier base).
+  stream_session(tcp::socket socket, const session_options& opts, metrics::transport kind,
+                 const session_codec& codec);
 
   /// Queues bytes (prefix, then body) and starts a write if none is in
   /// flight. Applies the high-water mark. @param accepted_ns as in
@@ -71,9 +82,14 @@ protected:
   /// Closes the socket, cancels timers, reports on_closed once.
   void finish(close_reason reason);
 
+  // -- subscription_table::output ------------------------------------------
+  void write_publication(const publication& p, std::string prefix, const frame& body,
+                         std::int64_t accepted_ns) override;
+  void write_message(std::string id_line, std::string body) override;
+
   // -- what a transport adds ----------------------------------------------
   /// Queues `message` (frame_sink::deliver body, or a table message) in the
-  /// transport's encoding.
+  /// transport's encoding, after `prefix` (SSE: an id line).
   virtual void push_message(std::string prefix, frame message, std::int64_t accepted_ns) = 0;
   /// Queues the transport's last bytes for `req` (the close is in progress).
   virtual void push_final(close_request& req) = 0;
@@ -92,6 +108,7 @@ protected:
   std::shared_ptr<session_events> events_;
   asio::steady_timer grace_timer_;
   asio::steady_timer write_timer_;
+  asio::steady_timer subscribe_timer_; ///< the earliest pending subscribe's due time
   std::chrono::steady_clock::time_point write_started_; ///< start of the last write
   std::string peer_;
   close_reason closing_reason_ = close_reason::client;
@@ -105,11 +122,14 @@ private:
   /// closed meanwhile (the close's last bytes went out).
   bool written(std::size_t bytes);
   void arm_write_timer();
+  /// Arms subscribe_timer_ for the table's next due subscribe, unless armed.
+  void arm_subscribe_timer();
 
   std::vector<std::string_view> views_;
   std::vector<asio::const_buffer> buffers_;
   std::size_t write_items_ = 0; ///< items in the write in flight (metrics)
   bool write_timer_armed_ = false;
+  bool subscribe_timer_armed_ = false;
   std::shared_ptr<void> slot_; ///< per-address connection count
 };
 

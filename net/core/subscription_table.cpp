@@ -1,8 +1,6 @@
 #include "net/core/subscription_table.hpp"
 
 #include "net/wire/errors.hpp"
-#include "net/wire/sse/encoder.hpp"
-#include "net/wire/ws/protocol.hpp"
 
 #include <algorithm>
 #include <charconv>
@@ -32,7 +30,7 @@ void subscription_table::begin(const std::vector<std::string>& channels,
 
 void subscription_table::expect(const std::string& channel, std::uint64_t request,
                                 nlohmann::json id, std::optional<stream_position> since,
-                                bool reject_unrecovered) {
+                                bool reject_unrecovered, time_point due) {
   entry* e = find(channel);
   if (e == nullptr) {
     entries_.emplace_back();
@@ -48,19 +46,32 @@ void subscription_table::expect(const std::string& channel, std::uint64_t reques
   e->id = std::move(id);
   e->since = std::move(since);
   e->reject_unrecovered = reject_unrecovered;
+  e->due = due;
   e->active = false;
   e->position = {};
 }
 
-void subscription_table::give_up(const std::string& channel, std::uint64_t request,
-                                 std::string_view why) {
-  auto it = std::find_if(entries_.begin(), entries_.end(),
-                         [&](const entry& e) { return e.channel == channel; });
-  if (it == entries_.end() || it->active || it->request != request || kind_ != transport::ws)
-    return;
-  if (!it->id.is_null())
-    out_.write_message({}, codec_->pending_error(it->id, channel, errc::unavailable, why));
-  entries_.erase(it);
+std::vector<std::pair<std::string, std::uint64_t>>
+subscription_table::give_up_overdue(time_point now, std::string_view why) {
+  std::vector<std::pair<std::string, std::uint64_t>> given_up;
+  for (auto it = entries_.begin(); it != entries_.end();) {
+    if (it->active || it->due == time_point{} || it->due > now) {
+      ++it;
+      continue;
+    }
+    write(codec_->pending_error(it->id, it->channel, errc::unavailable, why));
+    given_up.emplace_back(std::move(it->channel), it->request);
+    it = entries_.erase(it);
+  }
+  return given_up;
+}
+
+std::optional<subscription_table::time_point> subscription_table::next_due() const noexcept {
+  std::optional<time_point> next;
+  for (const auto& e : entries_)
+    if (!e.active && e.due != time_point{} && (!next || e.due < *next))
+      next = e.due;
+  return next;
 }
 
 void subscription_table::forget(const std::string& channel,
@@ -72,13 +83,13 @@ void subscription_table::forget(const std::string& channel,
     entries_.erase(it);
   }
   if (unsub_id)
-    out_.write_message({}, codec_->unsubscribed(*unsub_id, channel));
+    write(codec_->unsubscribed(*unsub_id, channel));
 }
 
 void subscription_table::end_pending(entry& e, std::string_view why) {
-  if (e.active || kind_ != transport::ws || e.id.is_null())
-    return; // answered already (or SSE, which has no ids)
-  out_.write_message({}, codec_->pending_error(e.id, e.channel, errc::cancelled, why));
+  if (e.active || e.id.is_null())
+    return; // answered already (or an SSE channel: no ids)
+  write(codec_->pending_error(e.id, e.channel, errc::cancelled, why));
   e.id = nullptr;
 }
 
@@ -89,7 +100,7 @@ std::string subscription_table::cursor() const {
 
 void subscription_table::set_epoch(entry& e, const std::string& epoch) {
   e.position.epoch = epoch;
-  if (kind_ != transport::sse)
+  if (!cursor_)
     return;
   // The cursor entry without its offset: "<hash>-<epoch>-" (net/wire/sse/cursor.hpp).
   e.cursor_head.clear();
@@ -119,18 +130,25 @@ std::string subscription_table::id_line() const {
   return out;
 }
 
-bool subscription_table::gap(entry& e, std::string_view reason) {
-  if (kind_ == transport::sse) {
-    ++ids_written_;
-    out_.write_message(id_line(), sse::encode_gap(e.channel, reason));
-    return true;
+void subscription_table::write(std::string body) {
+  if (body.empty())
+    return; // nothing in this encoding
+  if (!cursor_) {
+    out_.write_message({}, std::move(body));
+    return;
   }
-  out_.write_message({}, codec_->gap(e.channel, reason));
+  ++ids_written_;
+  out_.write_message(id_line(), std::move(body));
+}
+
+bool subscription_table::gap(entry& e, std::string_view reason) {
+  write(codec_->gap(e.channel, reason));
   if (codec_->gap_ends_subscription()) {
     // Centrifugo: the SDK subscribes again from its last position (and
     // recovers); until then nothing more is written.
     e.active = false;
     e.request = ~std::uint64_t{0}; // no answer is awaited: only a new subscribe revives it
+    e.due = {};
     return false;
   }
   return true;
@@ -155,10 +173,14 @@ void subscription_table::deliver(entry& e, const publication& p, bool live) {
   }
   e.position.offset = p.offset;
   metrics::delivered(kind_);
-  if (kind_ == transport::sse)
-    ++ids_written_;
-  out_.write_publication(p, kind_ == transport::sse ? id_line() : std::string{},
-                         live ? p.accepted_ns : 0);
+  const auto bytes = codec_->publication_message(p);
+  const auto accepted = live ? p.accepted_ns : 0;
+  if (!cursor_) {
+    out_.write_publication(p, bytes.header, bytes.body, accepted);
+    return;
+  }
+  ++ids_written_;
+  out_.write_publication(p, id_line(), bytes.body, accepted);
 }
 
 // Sets the position a subscription starts from: where the client was when
@@ -188,24 +210,20 @@ void subscription_table::emit_answer_with_replay(entry& e, const subscription_an
     metrics::delivered(kind_);
     replay.push_back(p.get());
   }
-  out_.write_message({}, codec_->subscribed(e.id, a.channel, a.position, recovering, a.recovered,
-                                            a.reason, replay));
+  write(codec_->subscribed(e.id, a.channel, a.position, recovering, a.recovered, a.reason, replay));
   e.id = nullptr;
   e.since.reset();
 }
 
 void subscription_table::emit_answer(entry& e, const subscription_answer& a) {
-  if (kind_ == transport::ws && codec_->replay_in_reply()) {
+  if (codec_->replay_in_reply()) {
     emit_answer_with_replay(e, a);
     return;
   }
-  if (kind_ == transport::ws) {
-    out_.write_message({}, codec_->subscribed(e.id, a.channel, a.position, e.since.has_value(),
-                                              a.recovered, a.reason, {}));
-    e.id = nullptr;
-  } else if (e.since && !a.recovered) {
-    gap(e, a.reason);
-  }
+  // The reply (SSE: none, but a failed recovery's gap), then the replay.
+  write(codec_->subscribed(e.id, a.channel, a.position, e.since.has_value(), a.recovered, a.reason,
+                           {}));
+  e.id = nullptr;
   if (e.since)
     metrics::recovery(a.recovered);
   for (const auto& p : a.replay)
@@ -222,10 +240,11 @@ void subscription_table::on_answer(const subscription_answer& a) {
       // Flag bit 2: the client loads its state elsewhere (getState) and
       // subscribes again from a position it can recover from.
       metrics::recovery(false);
-      out_.write_message({}, codec_->unrecoverable(e->id, a.reason));
+      write(codec_->unrecoverable(e->id, a.reason));
       entries_.erase(entries_.begin() + (e - entries_.data()));
       return;
     }
+    e->due = {};
     take_position(*e, a);
     emit_answer(*e, a);
     return;
@@ -248,8 +267,7 @@ void subscription_table::on_answer(const subscription_answer& a) {
     // WHATWG EventSource would take the id of an id-only event too, but
     // parsers that skip events without data (the `eventsource` npm package)
     // would not.
-    ++ids_written_;
-    out_.write_message(id_line(), sse::encode_cursor_event());
+    write(codec_->cursor_event());
   }
   answered_.clear();
   answered_.shrink_to_fit();

@@ -10,32 +10,42 @@
 //    session before its channel's answer);
 //  - an offset jump is written as a gap ("missed_publications"), a new epoch
 //    as a gap ("epoch_changed"), never silently;
-//  - SSE: every event carries the `id:` line of the cursor of all the
+// Which bytes it writes comes from the connection's codec
+// (net/wire/session_codec.hpp), chosen once when the stream opened; the table
+// never asks which transport or dialect it is, only what the codec says:
+//  - carries_cursor() (SSE): every event carries the `id:` line of the cursor of all the
 //    connection's channels (net/wire/sse/cursor.hpp), and nothing is written until
 //    every channel of the request answered, so the first id names them all;
 //    when the answers bring no replay and no gap, an event with only the id
 //    line ("id: <cursor>\n\n") is written then: the client has its cursor
 //    from the first event on, empty channels included;
-//  - WebSocket: the `subscribed` reply (docs/protocol.md), then the replay;
-//    an unsubscribe while the subscribe is pending answers it `cancelled`;
-//  - WebSocket in the Centrifugo dialect (docs/centrifugo.md): the subscribe
+//  - otherwise (WebSocket): the subscribe reply (docs/protocol.md), then the
+//    replay; an unsubscribe while the subscribe is pending answers it
+//    `cancelled`; a subscribe its channel does not answer by its due time
+//    is answered `unavailable` when the session calls give_up_overdue();
+//  - replay_in_reply() (Centrifugo, docs/centrifugo.md): the subscribe
 //    reply carries the replay in its `publications`; a recovery that failed
-//    with flag bit 2 is answered with error 112 and the entry dropped; a live
-//    gap is an `unsubscribe` push with code 2500 after which the entry
-//    delivers nothing until the client subscribes again (and recovers).
-// What it writes goes to an output the session implements.
+//    with flag bit 2 is answered with error 112 and the entry dropped;
+//  - gap_ends_subscription() (Centrifugo): a live gap is an `unsubscribe`
+//    push with code 2500 after which the entry delivers nothing until the
+//    client subscribes again (and recovers).
+// The table owns what the client sees of each subscription (request number,
+// pending command id, active, position); the connection actor keeps only the
+// channel actors and its auth and limit decisions. What it writes goes to an
+// output the session implements.
 #pragma once
 
 #include "net/fanout.hpp"
 #include "net/obs/metrics.hpp"
+#include "net/wire/session_codec.hpp"
 #include "net/wire/sse/cursor.hpp"
-#include "net/wire/ws/dialect.hpp"
-#include "net/wire/ws/session_codec.hpp"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace herald::net {
@@ -44,27 +54,37 @@ class subscription_table {
 public:
   using transport = metrics::transport;
 
+  using time_point = std::chrono::steady_clock::time_point;
+
   /// Where the table writes (the session's outbound queue).
   class output {
   public:
     virtual ~output() = default;
-    /// A publication for the client. SSE: `id_line` ("id: <cursor>\n")
-    /// precedes p.sse; WebSocket: `id_line` is empty and p.ws is sent.
+    /// A publication for the client: `prefix` (WebSocket: the frame header
+    /// of `body`; SSE: the `id:` line of the cursor), then `body`, the
+    /// codec's shared bytes of `p`.
     /// @param accepted_ns publish-to-write latency origin; 0 for a replay.
-    virtual void write_publication(const publication& p, std::string id_line,
+    virtual void write_publication(const publication& p, std::string prefix, const frame& body,
                                    std::int64_t accepted_ns) = 0;
-    /// A notice or reply: SSE an event block preceded by `id_line`;
-    /// WebSocket one JSON text message (`id_line` empty).
+    /// A notice or reply: one message of the codec (SSE an event block
+    /// preceded by `id_line`; WebSocket one message, `id_line` empty).
     virtual void write_message(std::string id_line, std::string body) = 0;
   };
 
-  subscription_table(transport kind, output& out)
+  /// @param kind the metrics label of what the table delivers.
+  /// @param codec what the client reads (a static or session-owned codec
+  ///        that outlives the table).
+  subscription_table(transport kind, const session_codec& codec, output& out)
     : kind_(kind),
+      codec_(&codec),
+      cursor_(codec.carries_cursor()),
       out_(out) {}
 
-  /// WebSocket: the dialect replies are written in (default: Herald's), as
-  /// its ws::session_codec writes them. Call before the first expect().
-  void set_dialect(ws::dialect d) noexcept { codec_ = &ws::session_codec_for(d); }
+  /// Replaces the codec (call before the first begin() or expect()).
+  void set_codec(const session_codec& codec) noexcept {
+    codec_ = &codec;
+    cursor_ = codec.carries_cursor();
+  }
 
   /// SSE: the channels of the request (valid, distinct, in request order)
   /// and the client's cursor (entries of other channels are ignored). Holds
@@ -81,20 +101,28 @@ public:
   /// exactly one reply.
   /// `reject_unrecovered`: Centrifugo flag bit 2, a failed recovery is
   /// answered with error 112 instead of a subscribe reply.
+  /// `due`: when give_up_overdue() gives the subscribe up if its channel has
+  /// not answered (cluster mode); the default: never.
   void expect(const std::string& channel, std::uint64_t request, nlohmann::json id,
-              std::optional<stream_position> since, bool reject_unrecovered = false);
+              std::optional<stream_position> since, bool reject_unrecovered = false,
+              time_point due = {});
 
   /// WebSocket: the client left `channel`. A subscribe still pending is
   /// answered with an `error` `cancelled` first. With `unsub_id` set the
   /// `unsubscribed` reply follows (its id); without it nothing more is written.
   void forget(const std::string& channel, std::optional<nlohmann::json> unsub_id);
 
-  /// WebSocket: the subscribe to `channel` numbered `request` is given up
-  /// (no answer in time): if still pending it is answered with an `error`
-  /// `unavailable` (Centrifugo: code 100 with `"temporary":true`, which the
-  /// SDK retries) carrying `why`, and its entry is dropped, so a later answer
-  /// is stale and the client may subscribe again. Otherwise nothing.
-  void give_up(const std::string& channel, std::uint64_t request, std::string_view why);
+  /// Gives up every subscribe still unanswered at `now` past its due time
+  /// (expect()): each is answered with an `error` `unavailable` carrying
+  /// `why` (Centrifugo: code 100 with `"temporary":true`, which the SDK
+  /// retries) and its entry dropped, so a later answer is stale and the
+  /// client may subscribe again. Returns the (channel, request number) of
+  /// each, for the connection actor to forget (session_events).
+  std::vector<std::pair<std::string, std::uint64_t>> give_up_overdue(time_point now,
+                                                                     std::string_view why);
+
+  /// The earliest due time of a pending subscribe, if any.
+  std::optional<time_point> next_due() const noexcept;
 
   /// A channel's answer. Ignored unless it answers the pending request of
   /// its channel (answers to a cancelled or renewed subscribe are stale).
@@ -121,11 +149,15 @@ private:
     std::optional<stream_position> since; ///< pending: where to recover from
     nlohmann::json id;                    ///< WS: id of the pending subscribe
     std::uint64_t request = 0;            ///< WS: number of the pending subscribe (0: any)
+    time_point due{};                     ///< WS: give the pending subscribe up then ({}: never)
     bool active = false;                  ///< the channel answered
     bool reject_unrecovered = false;      ///< Centrifugo: 112 rather than recovered:false
   };
 
   entry* find(const std::string& channel) noexcept;
+  /// Writes one codec message (nothing if empty); with the cursor's id
+  /// line first where the codec carries_cursor().
+  void write(std::string body);
   /// WebSocket: answers `e`'s pending subscribe, which ends unanswered by
   /// its channel (Herald: `cancelled`; Centrifugo: error 107), with `why`.
   /// Nothing if `e` has no pending id.
@@ -144,7 +176,8 @@ private:
   void emit_answer_with_replay(entry& e, const subscription_answer& a);
 
   transport kind_;
-  const ws::session_codec* codec_ = &ws::session_codec_for(ws::dialect::herald);
+  const session_codec* codec_;
+  bool cursor_; ///< codec_->carries_cursor()
   output& out_;
   std::vector<entry> entries_;                ///< few per connection: a vector beats a map
   std::size_t ids_written_ = 0;               ///< SSE: events written with an id line

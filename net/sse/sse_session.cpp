@@ -5,7 +5,8 @@
 namespace herald::net::sse {
 
 sse_session::sse_session(tcp::socket socket, const session_options& opts)
-  : stream_session(std::move(socket), opts, metrics::transport::sse),
+  : sse_codec_holder(opts.shutdown_retry_ms),
+    stream_session(std::move(socket), opts, metrics::transport::sse, sse_codec),
     heartbeat_timer_(socket_.get_executor()) {}
 
 void sse_session::start(std::shared_ptr<session_events> events) {
@@ -19,22 +20,15 @@ void sse_session::start(std::shared_ptr<session_events> events) {
   do_read();
 }
 
-void sse_session::write_publication(const publication& p, std::string id_line,
-                                    std::int64_t accepted_ns) {
-  push(std::move(id_line), p.sse, accepted_ns);
-}
-
-void sse_session::write_message(std::string id_line, std::string body) {
-  push(std::move(id_line), make_frame(std::move(body)));
-}
-
 void sse_session::push_message(std::string prefix, frame message, std::int64_t accepted_ns) {
   push(std::move(prefix), std::move(message), accepted_ns);
 }
 
 void sse_session::push_final(close_request& req) {
-  if (req.final_frame)
-    push({}, std::move(req.final_frame));
+  // The last event that says why, where the code has one (1013 slow
+  // client, 4002 token expired, 1012 shutdown); otherwise the stream ends.
+  if (auto last = sse_codec.close(req.code, req.text).second; !last.empty())
+    push({}, make_frame(std::move(last)));
 }
 
 void sse_session::on_finished() {

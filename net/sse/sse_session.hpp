@@ -8,13 +8,22 @@
 #pragma once
 
 #include "net/core/stream_session.hpp"
+#include "net/wire/sse/session_codec.hpp"
 
 #include <array>
 #include <memory>
 
 namespace herald::net::sse {
 
-class sse_session final : public stream_session {
+/// Holds an SSE session's codec (its shutdown `retry:` hint comes from the
+/// options); a base listed before stream_session, so the codec exists before
+/// the session's subscription table refers to it (base-from-member).
+struct sse_codec_holder {
+  explicit sse_codec_holder(unsigned shutdown_retry_ms) : sse_codec(shutdown_retry_ms) {}
+  session_codec sse_codec;
+};
+
+class sse_session final : private sse_codec_holder, public stream_session {
 public:
   /// @param socket connected socket on an I/O shard's io_context.
   sse_session(tcp::socket socket, const session_options& opts);
@@ -28,10 +37,6 @@ public:
   void start(std::shared_ptr<session_events> events);
 
 private:
-  // subscription_table::output
-  void write_publication(const publication& p, std::string id_line,
-                         std::int64_t accepted_ns) override;
-  void write_message(std::string id_line, std::string body) override;
   // stream_session
   void push_message(std::string prefix, frame message, std::int64_t accepted_ns) override;
   void push_final(close_request& req) override;

@@ -96,7 +96,7 @@ void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body>
 }
 
 ws_session::ws_session(tcp::socket socket, const session_options& opts, dialect d)
-  : stream_session(std::move(socket), opts, metrics::transport::ws),
+  : stream_session(std::move(socket), opts, metrics::transport::ws, session_codec_for(d)),
     dialect_(d),
     codec_(session_codec_for(d)),
     message_opcode_(codec_.binary() ? opcode::binary : opcode::text),
@@ -107,7 +107,6 @@ ws_session::ws_session(tcp::socket socket, const session_options& opts, dialect 
               std::chrono::steady_clock::now()) {
   beast::error_code ignored;
   socket_.non_blocking(true, ignored);
-  table_.set_dialect(d);
 }
 
 void ws_session::start(std::shared_ptr<session_events> events) {
@@ -117,15 +116,6 @@ void ws_session::start(std::shared_ptr<session_events> events) {
 }
 
 // -- writing -----------------------------------------------------------------
-
-void ws_session::write_publication(const publication& p, std::string, std::int64_t accepted_ns) {
-  push(codec_.publication_header(p), codec_.publication_message(p), accepted_ns);
-}
-
-void ws_session::write_message(std::string, std::string body) {
-  auto header = header_for(message_opcode_, body.size());
-  push(std::move(header), make_frame(std::move(body)));
-}
 
 void ws_session::push_message(std::string, frame message, std::int64_t accepted_ns) {
   auto header = header_for(message_opcode_, message->size());
@@ -139,16 +129,16 @@ void ws_session::push_control(opcode op, std::string_view payload) {
 void ws_session::push_final(close_request& req) {
   // A close answering the client's close without a code carries none
   // (section 5.5.1: 1005 is never sent).
-  if (req.ws_code != 1005 && req.reason != close_reason::client) {
+  if (req.code != 1005 && req.reason != close_reason::client) {
     // The dialect's code for Herald's (Centrifugo: the SDK decides from it
     // whether to reconnect, 3000-3499, or stop, 3500-3999; docs/centrifugo.md
     // has the table). An answer to the client's own close echoes its code.
-    auto [code, text] = codec_.close(req.ws_code, req.ws_text);
-    req.ws_code = code;
-    req.ws_text = std::move(text); // cut to 123 bytes on a UTF-8 boundary when encoded
+    auto [code, text] = codec_.close(req.code, req.text);
+    req.code = code;
+    req.text = std::move(text); // cut to 123 bytes on a UTF-8 boundary when encoded
   }
   auto payload =
-    req.ws_code == 1005 ? std::string{} : encode_close_payload(req.ws_code, req.ws_text);
+    req.code == 1005 ? std::string{} : encode_close_payload(req.code, req.text);
   push_control(opcode::close, payload);
 }
 
@@ -248,8 +238,7 @@ void ws_session::watch_message() {
       self->on_close({close_reason::policy,
                       close_policy_violation,
                       "message not completed within " +
-                        std::to_string(self->opts_.ws_message_timeout.count() / 1000) + " s",
-                      {}});
+                        std::to_string(self->opts_.ws_message_timeout.count() / 1000) + " s"});
     });
 }
 
@@ -265,8 +254,7 @@ bool ws_session::on_event(frame_parser::result r) {
       const auto& row = info(errc::unsupported_data);
       on_close({close_reason::protocol_error, row.close_code,
                 binary ? "binary messages are not supported"
-                       : "text messages are not supported on a Protobuf connection",
-                {}});
+                       : "text messages are not supported on a Protobuf connection"});
       return true; // wait for the client's close
     }
     on_message(parser_.take_message());
@@ -284,7 +272,7 @@ bool ws_session::on_event(frame_parser::result r) {
     if (closing_) {
       finish(closing_reason_); // the answer to our close
     } else {
-      close_request req{close_reason::client, parser_.close_code(), {}, {}};
+      close_request req{close_reason::client, parser_.close_code(), {}};
       on_close(std::move(req)); // echo it, then end
     }
     return false;
@@ -295,7 +283,7 @@ bool ws_session::on_event(frame_parser::result r) {
     // reset, which can destroy the close frame before the client reads it.
     draining_ = true;
     on_close(
-      {close_reason::protocol_error, parser_.error_code(), std::string{parser_.error_text()}, {}});
+      {close_reason::protocol_error, parser_.error_code(), std::string{parser_.error_text()}});
     return true;
   }
   case result::need_more:
@@ -307,7 +295,7 @@ bool ws_session::on_event(frame_parser::result r) {
 bool ws_session::refuse_command(const nlohmann::json& id) {
   const auto& row = info(errc::rate_limited);
   if (++refused_in_row_ >= opts_.ws_commands_burst) {
-    close_request req{close_reason::policy, row.close_code, "rate limited", {}};
+    close_request req{close_reason::policy, row.close_code, "rate limited"};
     req.flush_queued = true; // the rate_limited errors already queued go out first
     on_close(std::move(req));
     return false;

@@ -77,10 +77,6 @@ public:
   const auth::principal& principal() const noexcept { return principal_; }
 
 private:
-  // subscription_table::output
-  void write_publication(const publication& p, std::string id_line,
-                         std::int64_t accepted_ns) override;
-  void write_message(std::string id_line, std::string body) override;
   // stream_session
   void push_message(std::string prefix, frame message, std::int64_t accepted_ns) override;
   void push_final(close_request& req) override;

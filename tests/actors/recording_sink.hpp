@@ -4,10 +4,14 @@
 // behaviour is covered end to end against real sockets in tests/e2e.
 #pragma once
 
-#include "net/wire/centrifugo/protocol.hpp"
+#include "actors/messages.hpp"
 #include "net/frame_sink.hpp"
 #include "net/core/subscription_table.hpp"
+#include "net/wire/sse/session_codec.hpp"
+#include "net/wire/ws/session_codec.hpp"
 #include "recording_subscriber.hpp"
+
+#include <caf/send.hpp>
 
 #include <memory>
 #include <mutex>
@@ -21,21 +25,38 @@ class recording_sink : public net::frame_sink, private net::subscription_table::
 public:
   explicit recording_sink(net::metrics::transport kind = net::metrics::transport::ws)
     : table(std::make_unique<net::subscription_table>(
-        kind, static_cast<net::subscription_table::output&>(*this))),
-      kind_(kind) {}
+        kind, codec_for(kind), static_cast<net::subscription_table::output&>(*this))),
+      codec_(&codec_for(kind)) {}
 
   /// Makes the table encode for `kind` (call before use).
   void use(net::metrics::transport kind) {
-    kind_ = kind;
+    codec_ = &codec_for(kind);
     table = std::make_unique<net::subscription_table>(
-      kind, static_cast<net::subscription_table::output&>(*this));
+      kind, *codec_, static_cast<net::subscription_table::output&>(*this));
   }
 
   /// Makes the table and the publications speak Centrifugo's protocol.
   void use_centrifugo() {
-    centrifugo_ = true;
-    table->set_dialect(net::ws::dialect::centrifugo);
+    codec_ = &net::ws::session_codec_for(net::ws::dialect::centrifugo);
+    table->set_codec(*codec_);
   }
+
+  /// The last bytes the session's codec writes for the close (SSE: the
+  /// final event block; empty if none, or not closed).
+  std::string final_event() const {
+    return closed ? codec_->close(closed->code, closed->text).second : std::string{};
+  }
+
+  /// Gives up every pending subscribe due by `now` as the session's shard
+  /// timer does, and tells `actor` of each as the session bridge does.
+  void expire_subscribes(const caf::actor& actor, net::subscription_table::time_point now) {
+    for (auto& [channel, request] : table->give_up_overdue(now, "the channel did not answer"))
+      caf::anon_send(actor, actors::subscribe_timeout_atom_v, std::move(channel), request);
+  }
+
+  /// Pending subscribes get this due time (the session's: now + the subscribe
+  /// timeout); default: none.
+  std::optional<net::subscription_table::time_point> due;
 
   void deliver(std::string prefix, net::frame body, std::int64_t = 0) override {
     record(std::move(prefix), *body);
@@ -51,13 +72,11 @@ public:
   }
   void expect(std::string channel, std::uint64_t request, nlohmann::json id,
               std::optional<net::stream_position> since, bool reject_unrecovered) override {
-    table->expect(channel, request, std::move(id), std::move(since), reject_unrecovered);
+    table->expect(channel, request, std::move(id), std::move(since), reject_unrecovered,
+                  due.value_or(net::subscription_table::time_point{}));
   }
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override {
     table->forget(channel, std::move(unsub_id));
-  }
-  void give_up(std::string channel, std::uint64_t request, std::string why) override {
-    table->give_up(channel, request, why);
   }
   net::shard& home() noexcept override { return shard; }
   void on_answer(const net::subscription_answer& a) override { table->on_answer(a); }
@@ -76,17 +95,21 @@ private:
     prefixes.push_back(std::move(prefix));
     bodies.push_back(std::move(body));
   }
-  void write_publication(const net::publication& p, std::string id_line, std::int64_t) override {
-    if (centrifugo_)
-      record(std::move(id_line), *net::centrifugo::publication_push(p));
-    else
-      record(std::move(id_line), kind_ == net::metrics::transport::sse ? *p.sse : *p.ws);
+  static const net::session_codec& codec_for(net::metrics::transport kind) {
+    static const net::sse::session_codec sse{500};
+    if (kind == net::metrics::transport::sse)
+      return sse;
+    return net::ws::session_codec_for(net::ws::dialect::herald);
+  }
+  void write_publication(const net::publication&, std::string prefix, const net::frame& body,
+                         std::int64_t) override {
+    // WebSocket: the prefix is the frame header, which the tests do not read.
+    record(codec_->carries_cursor() ? std::move(prefix) : std::string{}, *body);
   }
   void write_message(std::string id_line, std::string body) override {
     record(std::move(id_line), std::move(body));
   }
-  net::metrics::transport kind_;
-  bool centrifugo_ = false;
+  const net::session_codec* codec_;
 };
 
 } // namespace herald::test

@@ -9,7 +9,10 @@
 //  - each library's CMakeLists.txt (and loadtest's) links only herald::
 //    targets of the folders its layer may use;
 //  - no code outside net/wire compares or switches on the WebSocket dialect
-//    (the codecs do; the upgrade chooses it once).
+//    (the codecs do; the upgrade chooses it once);
+//  - net/core's table and session body never name a transport, and the
+//    actors and app/ never build a transport's notices or last bytes (the
+//    codecs do).
 // The sources are read from HERALD_SOURCE_DIR; nothing is compiled.
 #include <catch2/catch.hpp>
 
@@ -271,6 +274,36 @@ TEST_CASE("layout: only the codecs branch on the WebSocket dialect", "[layout]")
     while (std::getline(lines, line)) {
       ++n;
       if (std::regex_search(line, branch))
+        wrong.push_back(f + ":" + std::to_string(n) + ": " + line);
+    }
+  }
+  for (const auto& w : wrong)
+    UNSCOPED_INFO(w);
+  CHECK(wrong.empty());
+}
+
+TEST_CASE("layout: what a client reads comes from its codec and never from a transport branch",
+          "[layout]") {
+  // The subscription table and the session body both transports share
+  // (net/core) write through the connection's codec (net/wire/session_codec.hpp)
+  // and never name a transport; the actors and the service say why a client
+  // closes (a code and a reason) and never build a transport's last bytes.
+  static const std::regex names_transport(R"re(transport::(sse|ws)\b)re");
+  static const std::regex builds_sse(R"re(sse::encode_(gap|token_expired|shutdown|cursor)|final_frame)re");
+  std::vector<std::string> wrong;
+  for (const auto& f : project().files) {
+    const bool core = f.rfind("net/core/subscription_table.", 0) == 0 ||
+                      f.rfind("net/core/stream_session.", 0) == 0;
+    const bool control = f.rfind("actors/", 0) == 0 || f.rfind("app/", 0) == 0;
+    if (!core && !control)
+      continue;
+    std::istringstream lines(read(root / f));
+    std::string line;
+    int n = 0;
+    while (std::getline(lines, line)) {
+      ++n;
+      if ((core && std::regex_search(line, names_transport)) ||
+          (control && std::regex_search(line, builds_sse)))
         wrong.push_back(f + ":" + std::to_string(n) + ": " + line);
     }
   }

@@ -226,8 +226,13 @@ TEST_CASE("docs/protocol.md: every gap reason the code writes, on every transpor
     CHECK(documented[live][1].find("live") != std::string::npos);
     CHECK(documented[live][2].find("live `gap`") != std::string::npos);
   }
+  // The table writes each gap through the connection's codec, and SSE's
+  // codec writes it as a herald.gap event (the slow-client one at the close).
   auto subscription_table = read_source("net/core/subscription_table.cpp");
-  CHECK(subscription_table.find("sse::encode_gap(e.channel, reason)") != std::string::npos);
+  CHECK(subscription_table.find("codec_->gap(e.channel, reason)") != std::string::npos);
+  auto sse_codec = read_source("net/wire/sse/session_codec.cpp");
+  CHECK(sse_codec.find("encode_gap(channel, reason)") != std::string::npos);
+  CHECK(sse_codec.find("encode_gap({}, \"slow_client\")") != std::string::npos);
 }
 
 TEST_CASE("docs/auth.md: the refusal texts are the ones the server sends", "[docs]") {

@@ -61,11 +61,8 @@ public:
     static const frame ping = make_frame(ws::encode_frame(ws::opcode::text, ping_message));
     return ping;
   }
-  const frame& publication_push(const publication& p) const override {
-    return centrifugo::publication_push(p);
-  }
-  const std::string& publication_push_header(const publication& p) const override {
-    return centrifugo::publication_push_header(p);
+  publication_bytes publication_push(const publication& p) const override {
+    return centrifugo::publication_push_bytes(p);
   }
 };
 

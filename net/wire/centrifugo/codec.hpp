@@ -12,6 +12,7 @@
 #pragma once
 
 #include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/session_codec.hpp"
 #include "net/wire/ws/dialect.hpp"
 
 #include <cstddef>
@@ -73,11 +74,10 @@ public:
   /// Protobuf the byte 0, an empty delimited Reply, in a binary frame).
   virtual const frame& ping_frame() const = 0;
 
-  /// The publication push of `p` in this encoding, built on the first call
-  /// and kept in `p` (the same bytes for every subscriber of this encoding,
-  /// on every shard), and the RFC 6455 header of the frame carrying it.
-  virtual const frame& publication_push(const publication& p) const = 0;
-  virtual const std::string& publication_push_header(const publication& p) const = 0;
+  /// The publication push of `p` in this encoding and the RFC 6455 header
+  /// of the frame carrying it, built on the first call and kept in `p` (the
+  /// same bytes for every subscriber of this encoding, on every shard).
+  virtual publication_bytes publication_push(const publication& p) const = 0;
 };
 
 /// The JSON codec (text frames).

@@ -230,14 +230,9 @@ public:
     return ping;
   }
 
-  const frame& publication_push(const publication& p) const override {
+  publication_bytes publication_push(const publication& p) const override {
     std::call_once(p.centrifugo_pb_once, build_push, std::cref(p));
-    return p.centrifugo_pb;
-  }
-
-  const std::string& publication_push_header(const publication& p) const override {
-    std::call_once(p.centrifugo_pb_once, build_push, std::cref(p));
-    return p.centrifugo_pb_header;
+    return {p.centrifugo_pb_header, p.centrifugo_pb};
   }
 };
 

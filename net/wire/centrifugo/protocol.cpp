@@ -339,6 +339,11 @@ const std::string& publication_push_header(const publication& p) {
   return p.centrifugo_header;
 }
 
+publication_bytes publication_push_bytes(const publication& p) {
+  std::call_once(p.centrifugo_once, build_push, std::cref(p));
+  return {p.centrifugo_header, p.centrifugo};
+}
+
 std::string encode_unsubscribe_push(std::string_view channel, std::uint32_t code,
                                     std::string_view reason) {
   json j{{"push", {{"channel", channel}, {"unsubscribe", {{"code", code}, {"reason", reason}}}}}};

@@ -13,6 +13,7 @@
 #include "net/wire/errors.hpp"
 #include "net/wire/frame.hpp"
 #include "net/wire/publication.hpp"
+#include "net/wire/session_codec.hpp"
 #include "net/wire/stream_position.hpp"
 
 #include <cstdint>
@@ -146,6 +147,8 @@ const frame& publication_push(const publication& p);
 
 /// RFC 6455 header of the text frame carrying publication_push(p).
 const std::string& publication_push_header(const publication& p);
+/// Both at once (one look at the publication's once-flag).
+publication_bytes publication_push_bytes(const publication& p);
 
 /// `{"push":{"channel":"..","unsubscribe":{"code":C,"reason":".."}}}`; a code
 /// of 2500 or more makes the SDK resubscribe (and recover).

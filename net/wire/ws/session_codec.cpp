@@ -20,9 +20,8 @@ public:
   std::string rate_limited(const nlohmann::json& id, std::string_view why) const override {
     return encode_error(id, errc::rate_limited, why);
   }
-  const frame& publication_message(const publication& p) const override { return p.ws; }
-  const std::string& publication_header(const publication& p) const override {
-    return p.ws_header;
+  publication_bytes publication_message(const publication& p) const override {
+    return {p.ws_header, p.ws};
   }
   const frame* ping_frame() const noexcept override { return nullptr; }
   std::pair<std::uint16_t, std::string> close(std::uint16_t code,
@@ -77,11 +76,8 @@ public:
   std::string rate_limited(const nlohmann::json& id, std::string_view why) const override {
     return c_.encode_error(id_of(id), centrifugo::error_code::too_many_requests, why);
   }
-  const frame& publication_message(const publication& p) const override {
+  publication_bytes publication_message(const publication& p) const override {
     return c_.publication_push(p);
-  }
-  const std::string& publication_header(const publication& p) const override {
-    return c_.publication_push_header(p);
   }
   const frame* ping_frame() const noexcept override { return &c_.ping_frame(); }
   std::pair<std::uint16_t, std::string> close(std::uint16_t code,

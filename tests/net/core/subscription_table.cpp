@@ -3,6 +3,8 @@
 #include "net/core/subscription_table.hpp"
 
 #include "net/wire/sse/cursor.hpp"
+#include "net/wire/sse/session_codec.hpp"
+#include "net/wire/ws/session_codec.hpp"
 
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
@@ -16,8 +18,10 @@ struct recorded : subscription_table::output {
   std::vector<std::string> ids; ///< SSE id lines ("" for WebSocket)
   std::vector<std::string> out; ///< "pub <channel> <offset>" or the message body
   std::vector<std::int64_t> accepted;
-  void write_publication(const publication& p, std::string id_line, std::int64_t acc) override {
-    ids.push_back(std::move(id_line));
+  bool cursor = false; ///< SSE: the prefix is the id line (WebSocket: a frame header)
+  void write_publication(const publication& p, std::string prefix, const frame&,
+                         std::int64_t acc) override {
+    ids.push_back(cursor ? std::move(prefix) : std::string{});
     out.push_back("pub " + p.channel + " " + std::to_string(p.offset));
     accepted.push_back(acc);
   }
@@ -53,12 +57,21 @@ std::vector<sse::cursor_entry> parse_id(const std::string& line) {
   return c;
 }
 
+const session_codec& ws_herald() {
+  return ws::session_codec_for(ws::dialect::herald);
+}
+
+const session_codec& sse_codec() {
+  static const sse::session_codec c{500};
+  return c;
+}
+
 } // namespace
 
 TEST_CASE("ws: publications before the answer are dropped, then live ones follow the reply",
           "[subscription_table]") {
   recorded r;
-  subscription_table t{metrics::transport::ws, r};
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
   t.expect("stream:1", 1, 7, std::nullopt);
   t.on_publication(pub("stream:1", "e", 5)); // fanned out before the channel answered us
   CHECK(r.out.empty());
@@ -77,7 +90,7 @@ TEST_CASE("ws: publications before the answer are dropped, then live ones follow
 TEST_CASE("ws: a recovery replays the missed publications once, merged with live ones",
           "[subscription_table]") {
   recorded r;
-  subscription_table t{metrics::transport::ws, r};
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
   t.expect("stream:1", 1, 1, stream_position{"e", 2});
   t.on_answer(
     answer("stream:1", 1, "e", 4, true, {pub("stream:1", "e", 3), pub("stream:1", "e", 4)}));
@@ -93,7 +106,7 @@ TEST_CASE("ws: a recovery replays the missed publications once, merged with live
 
 TEST_CASE("ws: offset jumps and new epochs are gaps, never silent", "[subscription_table]") {
   recorded r;
-  subscription_table t{metrics::transport::ws, r};
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
   t.expect("stream:1", 1, 1, std::nullopt);
   t.on_answer(answer("stream:1", 1, "e", 1));
   t.on_publication(pub("stream:1", "e", 3));
@@ -109,7 +122,7 @@ TEST_CASE("ws: offset jumps and new epochs are gaps, never silent", "[subscripti
 TEST_CASE("ws: unsubscribe while pending answers cancelled; stale answers are ignored",
           "[subscription_table]") {
   recorded r;
-  subscription_table t{metrics::transport::ws, r};
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
   t.expect("stream:1", 1, 1, std::nullopt);
   t.forget("stream:1", json(2));
   REQUIRE(r.out.size() == 2u);
@@ -131,7 +144,8 @@ TEST_CASE("ws: unsubscribe while pending answers cancelled; stale answers are ig
 TEST_CASE("sse: nothing is written until every channel answered; every id names all",
           "[subscription_table]") {
   recorded r;
-  subscription_table t{metrics::transport::sse, r};
+  r.cursor = true;
+  subscription_table t{metrics::transport::sse, sse_codec(), r};
   std::vector<sse::cursor_entry> cursor{{sse::channel_hash("stream:1"), {"e", 1}},
                                         {sse::channel_hash("stream:2"), {"old", 9}}};
   t.begin({"stream:1", "stream:2"}, cursor);
@@ -163,7 +177,8 @@ TEST_CASE("sse: nothing is written until every channel answered; every id names 
 TEST_CASE("sse: the first event carries the cursor of every channel, empty ones included",
           "[subscription_table]") {
   recorded r;
-  subscription_table t{metrics::transport::sse, r};
+  r.cursor = true;
+  subscription_table t{metrics::transport::sse, sse_codec(), r};
   t.begin({"stream:1", "stream:2"}, {});
   t.on_answer(answer("stream:1", 5, "e1", 0)); // no publication yet
   CHECK(r.out.empty());
@@ -186,7 +201,8 @@ TEST_CASE("sse: the first event carries the cursor of every channel, empty ones 
 TEST_CASE("sse: a replay or a gap carries the cursor itself: no herald.cursor event then",
           "[subscription_table]") {
   recorded r;
-  subscription_table t{metrics::transport::sse, r};
+  r.cursor = true;
+  subscription_table t{metrics::transport::sse, sse_codec(), r};
   std::vector<sse::cursor_entry> cursor{{sse::channel_hash("stream:1"), {"old", 3}}};
   t.begin({"stream:1"}, cursor);
   t.on_answer(answer("stream:1", 5, "e1", 0, false, {}, "epoch_changed"));
@@ -201,8 +217,8 @@ TEST_CASE("centrifugo: the replay is inside the subscribe reply, live ones follo
           "duplicate",
           "[subscription_table][centrifugo]") {
   recorded r;
-  subscription_table t{metrics::transport::ws, r};
-  t.set_dialect(ws::dialect::centrifugo);
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
   t.expect("stream:1", 1, 2, stream_position{"e", 3}, false);
   t.on_publication(pub("stream:1", "e", 5)); // before the answer: dropped
   t.on_answer(
@@ -224,8 +240,8 @@ TEST_CASE("centrifugo: the replay is inside the subscribe reply, live ones follo
 TEST_CASE("centrifugo: flag bit 2 answers a failed recovery with 112 and keeps nothing",
           "[subscription_table][centrifugo]") {
   recorded r;
-  subscription_table t{metrics::transport::ws, r};
-  t.set_dialect(ws::dialect::centrifugo);
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
   t.expect("stream:1", 1, 3, stream_position{"old", 3}, true);
   t.on_answer(answer("stream:1", 1, "e", 9, false, {}, "epoch_changed"));
   t.on_publication(pub("stream:1", "e", 10));
@@ -236,8 +252,8 @@ TEST_CASE("centrifugo: flag bit 2 answers a failed recovery with 112 and keeps n
   CHECK(t.size() == 0u);
   // Without the flag the same answer is a reply with recovered:false.
   recorded r2;
-  subscription_table t2{metrics::transport::ws, r2};
-  t2.set_dialect(ws::dialect::centrifugo);
+  subscription_table t2{metrics::transport::ws, ws_herald(), r2};
+  t2.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
   t2.expect("stream:1", 1, 3, stream_position{"old", 3}, false);
   t2.on_answer(answer("stream:1", 1, "e", 9, false, {}, "epoch_changed"));
   REQUIRE(r2.out.size() == 1u);
@@ -251,8 +267,8 @@ TEST_CASE("centrifugo: a live gap is an unsubscribe push >= 2500, then silence u
           "subscribe",
           "[subscription_table][centrifugo]") {
   recorded r;
-  subscription_table t{metrics::transport::ws, r};
-  t.set_dialect(ws::dialect::centrifugo);
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
   t.expect("stream:1", 1, 1, std::nullopt, false);
   t.on_answer(answer("stream:1", 1, "e", 2));
   t.on_publication(pub("stream:1", "e", 5)); // 3 and 4 are missing
@@ -274,8 +290,8 @@ TEST_CASE("centrifugo: after a live epoch_changed gap the resubscribe reply carr
           "epoch's publications, not recovered",
           "[subscription_table][centrifugo]") {
   recorded r;
-  subscription_table t{metrics::transport::ws, r};
-  t.set_dialect(ws::dialect::centrifugo);
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
   t.expect("stream:1", 1, 1, std::nullopt, false);
   t.on_answer(answer("stream:1", 1, "old", 4));
   t.on_publication(pub("stream:1", "new", 1)); // the new epoch's first: the gap
@@ -304,8 +320,8 @@ TEST_CASE("centrifugo: after a live epoch_changed gap the resubscribe reply carr
 TEST_CASE("centrifugo: unsubscribe replies echo the command id",
           "[subscription_table][centrifugo]") {
   recorded r;
-  subscription_table t{metrics::transport::ws, r};
-  t.set_dialect(ws::dialect::centrifugo);
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
   t.expect("stream:1", 1, 1, std::nullopt, false);
   t.forget("stream:1", json(4)); // the subscribe had not been answered
   REQUIRE(r.out.size() == 2u);
@@ -318,8 +334,8 @@ TEST_CASE("centrifugo: a subscribe superseded while pending is answered before t
           "replaces it",
           "[subscription_table][centrifugo]") {
   recorded r;
-  subscription_table t{metrics::transport::ws, r};
-  t.set_dialect(ws::dialect::centrifugo);
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
   // {"id":2,"subscribe":..}\n{"id":3,"subscribe":..} to one channel, one message.
   t.expect("stream:q", 1, 2, std::nullopt, false);
   t.expect("stream:q", 2, 3, std::nullopt, false);
@@ -339,7 +355,7 @@ TEST_CASE("centrifugo: a subscribe superseded while pending is answered before t
 
 TEST_CASE("ws: a subscribe superseded while pending answers cancelled", "[subscription_table]") {
   recorded r;
-  subscription_table t{metrics::transport::ws, r};
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
   t.expect("stream:1", 1, 1, std::nullopt);
   t.expect("stream:1", 2, 2, std::nullopt);
   REQUIRE(r.out.size() == 1u);
@@ -348,4 +364,65 @@ TEST_CASE("ws: a subscribe superseded while pending answers cancelled", "[subscr
   t.on_answer(answer("stream:1", 2, "e", 0));
   REQUIRE(r.out.size() == 2u);
   CHECK(json::parse(r.out[1])["id"] == 2);
+}
+
+TEST_CASE("ws: a subscribe unanswered by its due time is answered unavailable once and dropped",
+          "[subscription_table]") {
+  using namespace std::chrono_literals;
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  const subscription_table::time_point t0{};
+  CHECK_FALSE(t.next_due().has_value());
+  t.expect("stream:1", 1, 1, std::nullopt, false, t0 + 4s);
+  t.expect("stream:2", 2, 2, std::nullopt, false, t0 + 5s);
+  t.expect("stream:3", 3, 3, std::nullopt); // no due time: waits as long as it takes
+  REQUIRE(t.next_due() == t0 + 4s);
+  CHECK(t.give_up_overdue(t0 + 3999ms, "late").empty());
+  CHECK(r.out.empty());
+  auto gone = t.give_up_overdue(t0 + 4s, "the channel did not answer within 4000 ms");
+  REQUIRE(gone.size() == 1u);
+  CHECK(gone[0] == std::pair<std::string, std::uint64_t>{"stream:1", 1});
+  REQUIRE(r.out.size() == 1u);
+  auto err = json::parse(r.out[0]);
+  CHECK(err["op"] == "error");
+  CHECK(err["id"] == 1);
+  CHECK(err["code"] == "unavailable");
+  CHECK(err["channel"] == "stream:1");
+  CHECK(err["message"] == "the channel did not answer within 4000 ms");
+  CHECK(t.next_due() == t0 + 5s);
+  // Its channel's answer comes late: stale, nothing written.
+  t.on_answer(answer("stream:1", 1, "e", 3));
+  CHECK(r.out.size() == 1u);
+  // stream:2 is answered in time: its due time no longer counts.
+  t.on_answer(answer("stream:2", 2, "e", 0));
+  REQUIRE(r.out.size() == 2u);
+  CHECK(json::parse(r.out[1])["op"] == "subscribed");
+  CHECK_FALSE(t.next_due().has_value());
+  CHECK(t.give_up_overdue(t0 + 1h, "late").empty());
+  CHECK(r.out.size() == 2u);
+  // The client subscribes to stream:1 again: a new entry with its own time.
+  t.expect("stream:1", 4, 5, std::nullopt, false, t0 + 10s);
+  CHECK(t.next_due() == t0 + 10s);
+  t.on_answer(answer("stream:1", 4, "e", 3));
+  REQUIRE(r.out.size() == 3u);
+  CHECK(json::parse(r.out[2])["id"] == 5);
+  CHECK(t.size() == 3u);
+}
+
+TEST_CASE("centrifugo: an overdue subscribe is error 100 with temporary, which the SDK retries",
+          "[subscription_table][centrifugo]") {
+  using namespace std::chrono_literals;
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
+  const subscription_table::time_point t0{};
+  t.expect("stream:c", 1, 7, std::nullopt, false, t0 + 1s);
+  auto gone = t.give_up_overdue(t0 + 2s, "slow");
+  REQUIRE(gone.size() == 1u);
+  REQUIRE(r.out.size() == 1u);
+  auto err = json::parse(r.out[0]);
+  CHECK(err["id"] == 7);
+  CHECK(err["error"]["code"] == 100);
+  CHECK(err["error"]["temporary"] == true);
+  CHECK(t.size() == 0u);
 }

@@ -310,9 +310,9 @@ TEST_CASE("protobuf: a publication push is encoded once, in a binary frame, besi
           "[protobuf]") {
   auto p = make_pub(12);
   const auto& c = protobuf_codec();
-  const auto& first = c.publication_push(*p);
-  CHECK(&c.publication_push(*p) == &first);
-  CHECK(first.get() == c.publication_push(*p).get());
+  const auto& first = c.publication_push(*p).body;
+  CHECK(&c.publication_push(*p).body == &first);
+  CHECK(first.get() == c.publication_push(*p).body.get());
   auto reply = read(undelimit(*first));
   CHECK_FALSE(reply.has(1));
   auto push = read(reply.b(4));
@@ -320,14 +320,14 @@ TEST_CASE("protobuf: a publication push is encoded once, in a binary frame, besi
   auto pub = read(push.b(4));
   CHECK(pub.u(6) == 12u);
   CHECK(pub.b(4) == p->data);
-  const auto& header = c.publication_push_header(*p);
+  const auto& header = c.publication_push(*p).header;
   REQUIRE(header.size() == 2u);
   CHECK(static_cast<std::uint8_t>(header[0]) == 0x82); // FIN + binary
   CHECK(static_cast<std::size_t>(header[1]) == first->size());
   // The JSON push of the same publication is its own text frame.
-  const auto& json_header = json_codec().publication_push_header(*p);
+  const auto& json_header = json_codec().publication_push(*p).header;
   CHECK(static_cast<std::uint8_t>(json_header[0]) == 0x81);
-  CHECK(json_codec().publication_push(*p)->front() == '{');
+  CHECK(json_codec().publication_push(*p).body->front() == '{');
 }
 
 TEST_CASE("protobuf: the server ping is an empty Reply in a binary frame; JSON's is {}",

@@ -35,8 +35,8 @@ TEST_CASE("session codec /v1/ws: Herald's messages, one command per text message
   CHECK(c.command_ids("anything") == std::vector<json>{json{}});
   CHECK(json::parse(c.rate_limited(json{}, "slow down"))["code"] == "rate_limited");
   auto p = make_pub(3);
-  CHECK(&c.publication_message(*p) == &p->ws);
-  CHECK(c.publication_header(*p) == p->ws_header);
+  CHECK(&c.publication_message(*p).body == &p->ws);
+  CHECK(c.publication_message(*p).header == p->ws_header);
   CHECK(c.ping_frame() == nullptr);
   CHECK(c.close(1013, "slow") == std::pair<std::uint16_t, std::string>{1013, "slow"});
   auto cancelled = json::parse(c.pending_error(5, "stream:1", errc::cancelled, "why"));
@@ -100,6 +100,6 @@ TEST_CASE("session codec Centrifugo Protobuf: binary, delimited ids, the same de
   REQUIRE(c.ping_frame() != nullptr);
   CHECK(**c.ping_frame() == std::string("\x82\x01\x00", 3));
   auto p = make_pub(4);
-  CHECK(c.publication_header(*p)[0] == '\x82');
+  CHECK(c.publication_message(*p).header[0] == '\x82');
   CHECK(c.close(1012, "").first == 3001);
 }
