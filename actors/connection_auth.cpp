@@ -1,7 +1,7 @@
 #include "actors/connection_auth.hpp"
 
-#include "net/wire/ws/session_codec.hpp"
 #include "net/wire/errors.hpp"
+#include "net/wire/ws/session_codec.hpp"
 #include "net/wire/ws/protocol.hpp"
 
 #include <caf/event_based_actor.hpp>
@@ -111,9 +111,7 @@ void auth_adopt(connection_pointer self, net::auth::principal next) {
     }
     if (it->second.channel)
       self->send(it->second.channel, unsub_atom_v, caf::actor_cast<caf::actor>(self));
-    st.sink->forget(it->first, std::nullopt);
-    constexpr std::string_view why = "the new token does not allow this channel: unsubscribed";
-    send_text(st, ws::session_codec_for(st.options.dialect).revoked(it->first, why));
+    st.sink->revoke(it->first, "the new token does not allow this channel: unsubscribed");
     it = st.subs.erase(it);
   }
   schedule_expiry(self);

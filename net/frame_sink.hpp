@@ -83,6 +83,11 @@ public:
   /// Thread-safe; ordered with deliver() and close().
   virtual void forget(std::string channel, std::optional<nlohmann::json> unsub_id) = 0;
 
+  /// `channel` was dropped because a refreshed token no longer allows it:
+  /// a pending subscribe is answered first, then the client is told `why`
+  /// (subscription_table::revoke()). Thread-safe; ordered with deliver() and close().
+  virtual void revoke(std::string channel, std::string why) = 0;
+
 };
 
 } // namespace herald::net

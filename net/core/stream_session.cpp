@@ -78,6 +78,13 @@ void stream_session::forget(std::string channel, std::optional<nlohmann::json> u
     });
 }
 
+void stream_session::revoke(std::string channel, std::string why) {
+  shard_->post([self = shared_from_this(), c = std::move(channel), w = std::move(why)] {
+    if (!self->closed_)
+      self->table_.revoke(c, w);
+  });
+}
+
 void stream_session::arm_subscribe_timer() {
   if (subscribe_timer_armed_ || closed_)
     return;

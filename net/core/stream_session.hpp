@@ -60,6 +60,7 @@ public:
   void expect(std::string channel, std::uint64_t request, nlohmann::json id,
               std::optional<stream_position> since, bool reject_unrecovered) override;
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override;
+  void revoke(std::string channel, std::string why) override;
 
   // -- subscriber_sink (the shard's thread) -------------------------------
   shard& home() noexcept override { return *shard_; }

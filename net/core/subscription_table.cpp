@@ -86,6 +86,16 @@ void subscription_table::forget(const std::string& channel,
     write(codec_->unsubscribed(*unsub_id, channel));
 }
 
+void subscription_table::revoke(const std::string& channel, std::string_view why) {
+  auto it = std::find_if(entries_.begin(), entries_.end(),
+                         [&](const entry& e) { return e.channel == channel; });
+  if (it == entries_.end())
+    return;
+  end_pending(*it, why);
+  entries_.erase(it);
+  write(codec_->revoked(channel, why));
+}
+
 void subscription_table::end_pending(entry& e, std::string_view why) {
   if (e.active || e.id.is_null())
     return; // answered already (or an SSE channel: no ids)

@@ -112,6 +112,12 @@ public:
   /// `unsubscribed` reply follows (its id); without it nothing more is written.
   void forget(const std::string& channel, std::optional<nlohmann::json> unsub_id);
 
+  /// `channel` is dropped because a refreshed token no longer allows it: a
+  /// subscribe still pending is answered `cancelled` first, then the codec's
+  /// revoked() notice with `why` (/v1/ws: error `forbidden`; Centrifugo: an
+  /// unsubscribe push 2000). Nothing if the table has no entry for it.
+  void revoke(const std::string& channel, std::string_view why);
+
   /// Gives up every subscribe still unanswered at `now` past its due time
   /// (expect()): each is answered with an `error` `unavailable` carrying
   /// `why` (Centrifugo: code 100 with `"temporary":true`, which the SDK

@@ -78,6 +78,7 @@ public:
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override {
     table->forget(channel, std::move(unsub_id));
   }
+  void revoke(std::string channel, std::string why) override { table->revoke(channel, why); }
   net::shard& home() noexcept override { return shard; }
   void on_answer(const net::subscription_answer& a) override { table->on_answer(a); }
   void on_publication(const net::publication_ptr& p) override { table->on_publication(p); }

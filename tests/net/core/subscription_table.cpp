@@ -426,3 +426,26 @@ TEST_CASE("centrifugo: an overdue subscribe is error 100 with temporary, which t
   CHECK(err["error"]["temporary"] == true);
   CHECK(t.size() == 0u);
 }
+
+TEST_CASE("ws: a revoked channel answers its pending subscribe, then says why, and stops",
+          "[subscription_table]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.expect("user:a", 1, 1, std::nullopt);
+  t.expect("user:b", 2, 2, std::nullopt);
+  t.on_answer(answer("user:b", 2, "e", 0));
+  REQUIRE(r.out.size() == 1u);
+  t.revoke("user:a", "not allowed");
+  t.revoke("user:b", "not allowed");
+  t.revoke("user:c", "not allowed"); // no entry: nothing
+  REQUIRE(r.out.size() == 4u);
+  CHECK(json::parse(r.out[1])["id"] == 1);
+  CHECK(json::parse(r.out[1])["code"] == "cancelled");
+  CHECK(json::parse(r.out[2])["code"] == "forbidden");
+  CHECK(json::parse(r.out[2])["channel"] == "user:a");
+  CHECK(json::parse(r.out[3])["channel"] == "user:b");
+  CHECK(t.size() == 0u);
+  t.on_answer(answer("user:a", 1, "e", 0)); // stale
+  t.on_publication(pub("user:b", "e", 1));  // no longer subscribed
+  CHECK(r.out.size() == 4u);
+}
