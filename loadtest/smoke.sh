@@ -2,7 +2,8 @@
 # loadtest.smoke (ctest): starts herald on a free loopback port and runs
 # herald-loadtest against it with ~1,000 connections (SSE and WebSocket
 # mixed, 2 worker processes, 2 source addresses): fanout, spread and a small
-# reconnect storm, a few seconds each at a low rate. herald-loadtest exits
+# reconnect storm, a few seconds each at a low rate; then small reconnect
+# storms over Centrifugo's protocol in JSON and in Protobuf. herald-loadtest exits
 # non-zero on any loss, duplicate, reordering, gap notice or connect
 # failure, which fails this test. herald is stopped by its PID.
 #
@@ -63,10 +64,11 @@ run fanout --scenario fanout --connections 1000 --publications 60 --rate 20
 run spread --scenario spread --connections 1000 --channels 100 --publications 300 --rate 100
 run storm --scenario reconnect-storm --connections 400 --channels 10 --publications 200 --rate 100
 run centrifugo --scenario reconnect-storm --transport centrifugo --connections 200 --channels 10 --publications 100 --rate 100
+run centrifugo-protobuf --scenario reconnect-storm --transport centrifugo-protobuf --connections 200 --channels 10 --publications 100 --rate 100
 
 if ! kill -0 "$pid" 2>/dev/null; then
   echo "smoke: herald died during the run" >&2
   cat "$log" >&2
   exit 1
 fi
-echo "smoke: 4 passed, 0 failed"
+echo "smoke: 5 passed, 0 failed"
