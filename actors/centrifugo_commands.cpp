@@ -23,7 +23,7 @@ const cf::codec& codec(const connection_state& st) {
 }
 
 void send(connection_state& st, std::string text) {
-  st.sink->deliver({}, net::make_frame(std::move(text)));
+  st.sink->send(std::move(text));
 }
 
 void reply_error(connection_state& st, std::uint32_t id, cf::error_code code,

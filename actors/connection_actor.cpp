@@ -16,7 +16,7 @@ namespace ws = net::ws;
 namespace {
 
 void send_ws(connection_state& st, std::string text) {
-  st.sink->deliver({}, net::make_frame(std::move(text)));
+  st.sink->send(std::move(text));
 }
 
 void on_subscribed(connection_pointer self, const std::string& channel, std::uint64_t request,
@@ -160,12 +160,6 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
       on_subscribed(self, channel, request, channel_actor);
     },
     [self](text_atom, const std::string& text) { on_text(self, text); },
-    [self](watermark_atom, bool above, std::size_t) {
-      if (!above)
-        return;
-      close_client(self, {net::close_reason::slow_client, info(errc::slow_client).close_code,
-                          "slow client: outbound buffer over its limit"});
-    },
     [self](closed_atom, std::uint8_t) { self->quit(); },
     [self](subscribe_timeout_atom, const std::string& channel, std::uint64_t request) {
       // The session answered the client (`unavailable`: cluster mode, Redis

@@ -3,18 +3,16 @@
 //
 // Spawned by the service (app/) when a session is ready; talks to its session
 // only through net::frame_sink, and hears from it through the session bridge
-// (text, watermark, closed). Parses WebSocket commands and answers them,
+// (text, subscribe timeout, closed). Parses WebSocket commands and answers them,
 // checks authentication and permissions, and keeps the set of channels the
 // connection subscribes to (limits, unsubscribe, whom to leave). Publications
 // never pass through it: a channel hands them, with its subscribe answers, to
 // the session directly (net/fanout.hpp), and the session keeps each
 // channel's position (net/core/subscription_table.hpp): the table owns what
 // the client sees of a subscription (pending id, active, position), the
-// actor only which channel actor to leave. Slow-client policy: when
-// the session reports its queue above the high-water mark, the client is
-// closed (errc::slow_client, 1013; the session's codec says it: WebSocket
-// a close frame, SSE a final herald.gap); it can reconnect with its cursor
-// and recover from history. Ends when the session reports closed; when it ends
+// actor only which channel actor to leave. The slow-client policy is the
+// session's (net/core/stream_session.hpp: it closes at the high-water mark
+// and reports closed). Ends when the session reports closed; when it ends
 // for any other reason it closes the session. Runs on CAF's scheduler.
 // A WebSocket speaks Herald's commands (docs/protocol.md) or Centrifugo's
 // (connection_options::dialect; actors/centrifugo_commands.hpp): only the

@@ -20,7 +20,7 @@ bool checking(const connection_state& st) {
 }
 
 void send_text(connection_state& st, std::string text) {
-  st.sink->deliver({}, net::make_frame(std::move(text)));
+  st.sink->send(std::move(text));
 }
 
 void close_with(connection_pointer self, net::close_request req) {
@@ -130,9 +130,8 @@ void auth_command(connection_pointer self, const ws::command& cmd) {
   auto err = net::auth::authenticate(*st.options.auth, cmd.token, unix_now(), next);
   if (cmd.kind == ws::op::connect) {
     if (st.who.authenticated) {
-      st.sink->deliver({},
-                       net::make_frame(ws::encode_error(cmd.id, errc::invalid_request,
-                                                        "already authenticated; send refresh")));
+      st.sink->send(ws::encode_error(cmd.id, errc::invalid_request,
+                                                        "already authenticated; send refresh"));
       return;
     }
     if (err != net::auth::token_error::none) {
@@ -143,18 +142,17 @@ void auth_command(connection_pointer self, const ws::command& cmd) {
     }
   } else {
     if (!st.who.authenticated) {
-      st.sink->deliver(
-        {}, net::make_frame(ws::encode_error(cmd.id, errc::unauthorized, "send connect first")));
+      st.sink->send(ws::encode_error(cmd.id, errc::unauthorized, "send connect first"));
       return;
     }
     if (err != net::auth::token_error::none) {
-      st.sink->deliver({}, net::make_frame(ws::encode_error(cmd.id, errc::unauthorized,
-                                                            net::auth::to_string(err))));
+      st.sink->send(ws::encode_error(cmd.id, errc::unauthorized,
+                                                            net::auth::to_string(err)));
       return;
     }
     if (next.sub != st.who.sub) {
-      st.sink->deliver({}, net::make_frame(ws::encode_error(cmd.id, errc::forbidden,
-                                                            "the refresh token has another sub")));
+      st.sink->send(ws::encode_error(cmd.id, errc::forbidden,
+                                                            "the refresh token has another sub"));
       return;
     }
   }
@@ -168,14 +166,12 @@ bool auth_may_subscribe(connection_pointer self, const ws::command& cmd) {
   if (!st.options.auth || net::auth::may_read(*st.options.auth, st.who, cmd.channel))
     return true;
   if (!st.who.authenticated)
-    st.sink->deliver(
-      {}, net::make_frame(ws::encode_error(
+    st.sink->send(ws::encode_error(
             cmd.id, errc::unauthorized,
-            "a token is required: send {\"op\":\"connect\",\"token\":...}", cmd.channel)));
+            "a token is required: send {\"op\":\"connect\",\"token\":...}", cmd.channel));
   else
-    st.sink->deliver(
-      {}, net::make_frame(ws::encode_error(cmd.id, errc::forbidden,
-                                           "the token does not allow this channel", cmd.channel)));
+    st.sink->send(ws::encode_error(cmd.id, errc::forbidden,
+                                           "the token does not allow this channel", cmd.channel));
   return false;
 }
 

@@ -21,7 +21,7 @@
 //   channel    -> self:      (prune_atom)                     history TTL timer
 //   channel    -> registry:  (idle_atom, std::string name, std::uint64_t ops_received)
 //   registry   -> channel:   (stop_atom)
-//   bridge     -> connection:(text_atom, std::string) | (watermark_atom, bool, std::size_t)
+//   bridge     -> connection:(text_atom, std::string)
 //                            | (subscribe_timeout_atom, std::string channel, std::uint64_t request)
 //                              the session answered an overdue subscribe: forget it
 //                            | (closed_atom, std::uint8_t close_reason)
@@ -68,7 +68,6 @@ CAF_ADD_ATOM(herald, herald::actors, prune_atom, "prune")
 CAF_ADD_ATOM(herald, herald::actors, idle_atom, "idle")
 CAF_ADD_ATOM(herald, herald::actors, stop_atom, "stop")
 CAF_ADD_ATOM(herald, herald::actors, text_atom, "text")
-CAF_ADD_ATOM(herald, herald::actors, watermark_atom, "watermark")
 CAF_ADD_ATOM(herald, herald::actors, closed_atom, "closed")
 CAF_ADD_ATOM(herald, herald::actors, watch_atom, "watch")
 CAF_ADD_ATOM(herald, herald::actors, unwatch_atom, "unwatch")

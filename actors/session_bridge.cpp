@@ -15,10 +15,6 @@ void session_bridge::on_text(std::string message) {
   caf::anon_send(connection_, text_atom_v, std::move(message));
 }
 
-void session_bridge::on_watermark(bool above, std::size_t queued_bytes) {
-  caf::anon_send(connection_, watermark_atom_v, above, queued_bytes);
-}
-
 void session_bridge::on_subscribe_timeout(std::string channel, std::uint64_t request) {
   caf::anon_send(connection_, subscribe_timeout_atom_v, std::move(channel), request);
 }

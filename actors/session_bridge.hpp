@@ -18,7 +18,6 @@ public:
   session_bridge(caf::actor connection, std::function<void(net::close_reason)> on_closed);
 
   void on_text(std::string message) override;
-  void on_watermark(bool above, std::size_t queued_bytes) override;
   void on_subscribe_timeout(std::string channel, std::uint64_t request) override;
   void on_closed(net::close_reason reason) override;
 

@@ -48,12 +48,10 @@ struct close_request {
 /// Outbound interface of one client connection.
 class frame_sink : public subscriber_sink {
 public:
-  /// Queues `body` for the client, preceded by `prefix` (an SSE `id:` line,
-  /// or empty). `body` must not be null. `accepted_ns`: when the publication
-  /// in `body` was accepted (net/obs/metrics.hpp now_ns()), so the session can
-  /// report publish-to-write latency once it is written; 0 for anything that
-  /// is not a publication. Thread-safe; never blocks.
-  virtual void deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0) = 0;
+  /// Queues `message` for the client: one message of the connection's
+  /// command layer (a reply or a notice: WebSocket one text or binary
+  /// message in the dialect's encoding). Thread-safe; never blocks.
+  virtual void send(std::string message) = 0;
 
   /// Ends the connection: drops what is queued but not yet written (unless
   /// `req.flush_queued`), sends the close request's final bytes where the
@@ -64,7 +62,7 @@ public:
 
   /// SSE: the channels of the request and the client's cursor
   /// (subscription_table::begin()). Called once, before the subscribes.
-  /// Thread-safe; ordered with deliver() and close().
+  /// Thread-safe; ordered with send() and close().
   virtual void begin(std::vector<std::string> channels, std::vector<sse::cursor_entry> cursor) = 0;
 
   /// A subscribe to `channel` is on its way to the channel as the
@@ -75,17 +73,17 @@ public:
   /// (session_options::subscribe_timeout, cluster mode) and the channel does
   /// not answer in time, the session answers the client `unavailable` and
   /// reports session_events::on_subscribe_timeout().
-  /// Thread-safe; ordered with deliver() and close().
+  /// Thread-safe; ordered with send() and close().
   virtual void expect(std::string channel, std::uint64_t request, nlohmann::json id,
                       std::optional<stream_position> since, bool reject_unrecovered) = 0;
 
   /// The client left `channel` (subscription_table::forget()).
-  /// Thread-safe; ordered with deliver() and close().
+  /// Thread-safe; ordered with send() and close().
   virtual void forget(std::string channel, std::optional<nlohmann::json> unsub_id) = 0;
 
   /// `channel` was dropped because a refreshed token no longer allows it:
   /// a pending subscribe is answered first, then the client is told `why`
-  /// (subscription_table::revoke()). Thread-safe; ordered with deliver() and close().
+  /// (subscription_table::revoke()). Thread-safe; ordered with send() and close().
   virtual void revoke(std::string channel, std::string why) = 0;
 
 };

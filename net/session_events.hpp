@@ -22,11 +22,6 @@ public:
   /// message size; Beast enforced both).
   virtual void on_text(std::string message) = 0;
 
-  /// The outbound queue crossed the high-water mark (`above` true) or fell
-  /// back to the low-water mark (`above` false). Reported once per episode.
-  /// @param queued_bytes bytes queued but not yet written.
-  virtual void on_watermark(bool above, std::size_t queued_bytes) = 0;
-
   /// The subscribe to `channel` numbered `request` got no answer within
   /// session_options::subscribe_timeout: the session answered the client
   /// (`unavailable`; Centrifugo 100, temporary) and dropped it; the actor

@@ -20,13 +20,17 @@ outbound_queue::~outbound_queue() {
     metrics::outbound_bytes(-static_cast<std::int64_t>(bytes_));
 }
 
-outbound_queue::watermark outbound_queue::push(std::string prefix, frame body,
+outbound_queue::watermark outbound_queue::push(std::string&& prefix, frame body,
                                                std::int64_t accepted_ns) {
-  item it{std::move(prefix), std::move(body), accepted_ns};
+  // Built in place: a short prefix (a frame header) lives in the string's
+  // own buffer, so every move of it is a copy.
+  auto& it = items_.emplace_back();
+  it.prefix = std::move(prefix);
+  it.body = std::move(body);
+  it.accepted_ns = accepted_ns;
   auto size = it.size();
   bytes_ += size;
   metrics::outbound_bytes(static_cast<std::int64_t>(size));
-  items_.push_back(std::move(it));
   if (!above_ && bytes_ > hwm_) {
     above_ = true;
     return watermark::crossed_high;

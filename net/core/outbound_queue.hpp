@@ -35,7 +35,7 @@ public:
   /// Appends an item. @param accepted_ns when the item's publication was
   /// accepted (metrics::now_ns()), 0 for items that are no publication.
   /// @returns crossed_high once per episode.
-  watermark push(std::string prefix, frame body, std::int64_t accepted_ns = 0);
+  watermark push(std::string&& prefix, frame body, std::int64_t accepted_ns = 0);
 
   /// Selects up to `max_items` queued items (at most `max_bytes`, but always
   /// at least one) for one write and appends their buffers to `out`.

@@ -34,12 +34,11 @@ stream_session::stream_session(tcp::socket socket, const session_options& opts,
   socket_.non_blocking(true, ignored); // do_write() writes directly when it can
 }
 
-void stream_session::deliver(std::string prefix, frame body, std::int64_t accepted_ns) {
-  shard_->post(
-    [self = shared_from_this(), p = std::move(prefix), b = std::move(body), accepted_ns]() mutable {
-      if (!self->closing_ && !self->closed_)
-        self->push_message(std::move(p), std::move(b), accepted_ns);
-    });
+void stream_session::send(std::string message) {
+  shard_->post([self = shared_from_this(), m = std::move(message)]() mutable {
+    if (!self->closing_ && !self->closed_)
+      self->push_message({}, make_frame(std::move(m)), 0);
+  });
 }
 
 void stream_session::close(close_request req) {
@@ -130,17 +129,17 @@ void stream_session::on_publication(const publication_ptr& p) {
     table_.on_publication(p);
 }
 
-void stream_session::push(std::string prefix, frame body, std::int64_t accepted_ns) {
+void stream_session::push(std::string&& prefix, frame body, std::int64_t accepted_ns) {
   if (closed_)
     return;
   auto mark = queue_.push(std::move(prefix), std::move(body), accepted_ns);
-  if (mark == outbound_queue::watermark::crossed_high && events_ && !closing_)
-    events_->on_watermark(true, queue_.bytes());
-  if (!closing_ && queue_.bytes() > 2 * queue_.high_water_mark()) {
-    // The actor's policy should have closed us already; do not grow further.
+  if (mark == outbound_queue::watermark::crossed_high && !closing_) {
+    // The slow-client policy (backpressure), applied here, at the mark: the
+    // client is closed as slow_client (its codec says it: WebSocket 1013,
+    // SSE a last herald.gap event) and may reconnect with its position to
+    // recover from history; the actor hears of it through on_closed.
     const auto& row = info(errc::slow_client);
-    on_close({close_reason::slow_client,
-              row.close_code,
+    on_close({close_reason::slow_client, row.close_code,
               "slow client: outbound buffer over its limit"});
     return;
   }
@@ -229,9 +228,7 @@ void stream_session::do_write() {
 
 bool stream_session::written(std::size_t bytes) {
   metrics::written(kind_, write_items_, bytes);
-  auto mark = queue_.complete_write(metrics::now_ns());
-  if (mark == outbound_queue::watermark::back_to_low && events_ && !closing_)
-    events_->on_watermark(false, queue_.bytes());
+  queue_.complete_write(metrics::now_ns());
   if (!queue_.empty())
     return true;
   if (views_.capacity() > 64) {

@@ -17,10 +17,11 @@
 // opens; this class never asks which one it is.
 //
 // Overflow policy (backpressure): when the queued bytes cross the
-// high-water mark (--client-max-buffer) the session reports it to the
-// connection actor, which closes the client (slow_client: WebSocket 1013,
-// SSE a final herald.gap); if the queue still reaches twice the mark the
-// session closes the client itself with the same code and the same last bytes.
+// high-water mark (--client-max-buffer) the session closes the client
+// itself as slow_client (what is queued is dropped; its codec writes the
+// close: WebSocket 1013, SSE a last herald.gap) and reports
+// session_events::on_closed(slow_client) to the connection actor. A channel
+// never waits for a subscriber.
 //
 // Subscribe timeout (session_options::subscribe_timeout, cluster mode): one
 // shard timer per session, due at the earliest pending subscribe's time; the
@@ -54,7 +55,7 @@ public:
   const std::string& peer() const noexcept { return peer_; }
 
   // -- frame_sink (any thread) --------------------------------------------
-  void deliver(std::string prefix, frame body, std::int64_t accepted_ns = 0) override;
+  void send(std::string message) override;
   void close(close_request req) override;
   void begin(std::vector<std::string> channels, std::vector<sse::cursor_entry> cursor) override;
   void expect(std::string channel, std::uint64_t request, nlohmann::json id,
@@ -77,7 +78,7 @@ protected:
   /// Queues bytes (prefix, then body) and starts a write if none is in
   /// flight. Applies the high-water mark. @param accepted_ns as in
   /// frame_sink::deliver.
-  void push(std::string prefix, frame body, std::int64_t accepted_ns = 0);
+  void push(std::string&& prefix, frame body, std::int64_t accepted_ns = 0);
   /// Closes as `req` says (see frame_sink::close); on the shard thread.
   void on_close(close_request req);
   /// Closes the socket, cancels timers, reports on_closed once.
@@ -89,7 +90,7 @@ protected:
   void write_message(std::string id_line, std::string body) override;
 
   // -- what a transport adds ----------------------------------------------
-  /// Queues `message` (frame_sink::deliver body, or a table message) in the
+  /// Queues `message` (a frame_sink::send() message, or a table message) in the
   /// transport's encoding, after `prefix` (SSE: an id line).
   virtual void push_message(std::string prefix, frame message, std::int64_t accepted_ns) = 0;
   /// Queues the transport's last bytes for `req` (the close is in progress).

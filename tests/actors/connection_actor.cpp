@@ -180,33 +180,6 @@ CAF_TEST(ws subscribe attempts are limited and refused ones count) {
   CAF_CHECK_EQUAL(sink->closed->code, 1008);
 }
 
-CAF_TEST(slow client policy closes a ws client with 1013) {
-  auto c = ws_conn();
-  caf::anon_send(c, watermark_atom_v, false, std::size_t{10});
-  sched.run();
-  CAF_CHECK(!sink->closed);
-  caf::anon_send(c, watermark_atom_v, true, std::size_t{2 << 20});
-  sched.run();
-  CAF_REQUIRE(sink->closed.has_value());
-  CAF_CHECK(sink->closed->reason == net::close_reason::slow_client);
-  CAF_CHECK_EQUAL(sink->closed->code, 1013);
-  // Once closing, nothing more is written.
-  text(c, R"({"op":"ping","id":1})");
-  CAF_CHECK_EQUAL(sink->bodies.size(), 0u);
-}
-
-CAF_TEST(slow client policy sends sse clients a final gap notice) {
-  auto c = sse_conn({"stream:1"});
-  caf::anon_send(c, watermark_atom_v, true, std::size_t{2 << 20});
-  sched.run();
-  CAF_REQUIRE(sink->closed.has_value());
-  CAF_CHECK(sink->closed->reason == net::close_reason::slow_client);
-  CAF_CHECK_EQUAL(sink->closed->code, 1013);
-  // The session's codec writes it: SSE ends with a herald.gap event.
-  CAF_CHECK_EQUAL(sink->final_event(),
-                  std::string{"event: herald.gap\ndata: {\"reason\":\"slow_client\"}\n\n"});
-}
-
 CAF_TEST(the actor quits when its session closes) {
   auto c = ws_conn();
   caf::anon_send(c, closed_atom_v, static_cast<std::uint8_t>(net::close_reason::client));

@@ -58,9 +58,7 @@ public:
   /// timeout); default: none.
   std::optional<net::subscription_table::time_point> due;
 
-  void deliver(std::string prefix, net::frame body, std::int64_t = 0) override {
-    record(std::move(prefix), *body);
-  }
+  void send(std::string message) override { record({}, std::move(message)); }
   void close(net::close_request req) override {
     std::lock_guard<std::mutex> g{mtx};
     if (!closed)
