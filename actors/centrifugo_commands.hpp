@@ -4,7 +4,7 @@
 // Called from connection_actor's behavior on CAF's scheduler; everything it
 // does goes through the same machinery as Herald's own WebSocket commands:
 // connection_state's subscriptions and limits, connection_auth for tokens,
-// frame_sink::expect()/forget() so the session's subscription_table answers
+// session_control::expect()/forget() so the session's subscription_table answers
 // subscribes (with the replay inside the reply) and unsubscribes in order.
 #pragma once
 

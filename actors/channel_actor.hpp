@@ -68,7 +68,7 @@ struct channel_state {
   std::unordered_map<std::string, std::uint64_t> keys;
   std::deque<std::pair<caf::actor_clock::time_point, std::string>> key_order;
   /// connection actor -> its session (where publications go)
-  std::unordered_map<caf::actor, std::shared_ptr<net::subscriber_sink>> subscribers;
+  std::unordered_map<caf::actor, std::shared_ptr<net::delivery_sink>> subscribers;
   /// The subscribers' sessions grouped by shard, as handed to the shards;
   /// rebuilt before a publication when `subscribers` changed.
   std::vector<std::pair<net::shard*, net::subscriber_list_ptr>> fanout_lists;

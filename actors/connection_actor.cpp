@@ -127,7 +127,7 @@ void close_client(connection_pointer self, net::close_request req) {
   st.sink->close(std::move(req));
 }
 
-caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::frame_sink> sink,
+caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::session_control> sink,
                                caf::actor registry, connection_options options,
                                std::vector<std::string> initial,
                                std::vector<net::sse::cursor_entry> cursor) {
@@ -136,7 +136,7 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::fra
   st.registry = std::move(registry);
   st.options = options;
   // Whatever ends this actor also ends its connection.
-  self->attach_functor([weak = std::weak_ptr<net::frame_sink>(st.sink)](const caf::error&) {
+  self->attach_functor([weak = std::weak_ptr<net::session_control>(st.sink)](const caf::error&) {
     if (auto s = weak.lock())
       s->close({net::close_reason::shutdown, 1001, "going away"});
   });

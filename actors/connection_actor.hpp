@@ -2,7 +2,7 @@
 // WebSocket).
 //
 // Spawned by the service (app/) when a session is ready; talks to its session
-// only through net::frame_sink, and hears from it through the session bridge
+// only through net::session_control, and hears from it through the session bridge
 // (text, subscribe timeout, closed). Parses WebSocket commands and answers them,
 // checks authentication and permissions, and keeps the set of channels the
 // connection subscribes to (limits, unsubscribe, whom to leave). Publications
@@ -22,7 +22,7 @@
 #include "actors/messages.hpp"
 #include "net/auth/policy.hpp"
 #include "net/core/session_options.hpp"
-#include "net/frame_sink.hpp"
+#include "net/session_control.hpp"
 #include "net/wire/sse/cursor.hpp"
 #include "net/wire/ws/dialect.hpp"
 
@@ -74,7 +74,7 @@ struct subscription {
 };
 
 struct connection_state {
-  std::shared_ptr<net::frame_sink> sink;
+  std::shared_ptr<net::session_control> sink;
   caf::actor registry;
   connection_options options;
   std::unordered_map<std::string, subscription> subs;
@@ -91,7 +91,7 @@ using connection_pointer = caf::stateful_actor<connection_state>*;
 
 /// Sends a subscribe for `channel` (through the registry) as the next request
 /// number, recording it in `subs` (a renewed subscribe replaces the pending
-/// one). The caller told the session first (frame_sink::expect()).
+/// one). The caller told the session first (session_control::expect()).
 /// @param epoch_history see subscribe_request::epoch_history (Centrifugo).
 void send_subscribe(connection_pointer self, const std::string& channel,
                     std::optional<net::stream_position> since, bool epoch_history = false);
@@ -102,7 +102,7 @@ void close_client(connection_pointer self, net::close_request req);
 /// Behavior of a connection actor.
 /// @param initial SSE: the channels to subscribe to at once, with the
 ///        positions from the client's cursor; empty for WebSocket.
-caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::frame_sink> sink,
+caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::session_control> sink,
                                caf::actor registry, connection_options options,
                                std::vector<std::string> initial,
                                std::vector<net::sse::cursor_entry> cursor);

@@ -98,7 +98,7 @@ struct subscribe_request {
   /// answer to a subscribe the client cancelled is never taken for a later one.
   std::uint64_t request = 0;
   /// The session publications go to (and the answer, through its shard).
-  std::shared_ptr<net::subscriber_sink> sink;
+  std::shared_ptr<net::delivery_sink> sink;
   /// When `since` names an epoch the channel no longer has (epoch_changed),
   /// the answer's replay holds what the channel retains of its current epoch
   /// (recovered stays false). The Centrifugo dialect asks for it: its live

@@ -85,7 +85,7 @@ std::shared_ptr<net::session_events> herald_service::bridge_for(std::uint64_t id
     });
 }
 
-void herald_service::track(std::uint64_t id, std::shared_ptr<net::frame_sink> sink,
+void herald_service::track(std::uint64_t id, std::shared_ptr<net::session_control> sink,
                            caf::actor actor, const char* transport, const std::string& peer) {
   {
     std::lock_guard<std::mutex> guard{mtx_};
@@ -98,7 +98,7 @@ void herald_service::open_sse(std::shared_ptr<net::sse::sse_session> session,
                               net::sse_subscription sub) {
   auto id = next_id_++;
   actors::connection_options opts{actors::transport::sse, max_channels_, auth_, std::move(sub.who)};
-  auto actor = sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session),
+  auto actor = sys_.spawn(actors::connection_actor, std::shared_ptr<net::session_control>(session),
                           registry_, opts, std::move(sub.channels), std::move(sub.cursor));
   track(id, session, actor, "sse", session->peer());
   session->start(bridge_for(id, std::move(actor), net::metrics::transport::sse));
@@ -113,7 +113,7 @@ void herald_service::open_ws(std::shared_ptr<net::ws::ws_session> session) {
   opts.ping_interval = ws_ping_interval_;
   opts.server_version = "herald " HERALD_VERSION;
   auto actor =
-    sys_.spawn(actors::connection_actor, std::shared_ptr<net::frame_sink>(session), registry_, opts,
+    sys_.spawn(actors::connection_actor, std::shared_ptr<net::session_control>(session), registry_, opts,
                std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
   track(id, session, actor, "ws", session->peer());
   session->start(bridge_for(id, std::move(actor), net::metrics::transport::ws));
@@ -179,7 +179,7 @@ bool herald_service::ready(std::string& reason) {
 
 void herald_service::close_all(std::chrono::milliseconds grace) {
   draining_ = true;
-  std::vector<std::shared_ptr<net::frame_sink>> sinks;
+  std::vector<std::shared_ptr<net::session_control>> sinks;
   {
     std::lock_guard<std::mutex> guard{mtx_};
     for (auto& [id, e] : conns_)

@@ -7,7 +7,7 @@
 
 #include "actors/redis_gateway.hpp"
 #include "app/config.hpp"
-#include "net/frame_sink.hpp"
+#include "net/session_control.hpp"
 #include "net/obs/metrics.hpp"
 #include "net/service.hpp"
 #include "net/session_events.hpp"
@@ -55,10 +55,10 @@ public:
 
 private:
   struct entry {
-    std::weak_ptr<net::frame_sink> sink;
+    std::weak_ptr<net::session_control> sink;
     caf::actor actor;
   };
-  void track(std::uint64_t id, std::shared_ptr<net::frame_sink> sink, caf::actor actor,
+  void track(std::uint64_t id, std::shared_ptr<net::session_control> sink, caf::actor actor,
              const char* transport, const std::string& peer);
   std::shared_ptr<net::session_events> bridge_for(std::uint64_t id, caf::actor actor,
                                                   net::metrics::transport kind);

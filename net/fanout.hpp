@@ -42,11 +42,12 @@ struct subscription_answer {
 
 class shard;
 
-/// The receiving end of the publish path: one client session. Every call
+/// The data seam: the receiving end of the publish path, one client session
+/// (net/session_control.hpp is the control seam it underlies). Every call
 /// below except home() runs on the session's shard thread.
-class subscriber_sink {
+class delivery_sink {
 public:
-  virtual ~subscriber_sink() = default;
+  virtual ~delivery_sink() = default;
   /// The shard the session belongs to for its life. Any thread.
   virtual shard& home() noexcept = 0;
   /// A channel answered a subscribe of this session's connection.
@@ -57,7 +58,7 @@ public:
 
 /// The sessions of one shard that subscribe to one channel, as of one
 /// publication. Immutable once handed to a shard.
-using subscriber_list = std::vector<std::shared_ptr<subscriber_sink>>;
+using subscriber_list = std::vector<std::shared_ptr<delivery_sink>>;
 using subscriber_list_ptr = std::shared_ptr<const subscriber_list>;
 
 /// One I/O shard's inbound queue (net/core/io_shard.hpp runs it on the shard's
@@ -70,7 +71,7 @@ public:
   /// Calls on_publication(p) on every session of `list`.
   virtual void fanout(publication_ptr p, subscriber_list_ptr list) = 0;
   /// Calls on_answer(answer) on `to`.
-  virtual void answer(std::shared_ptr<subscriber_sink> to, subscription_answer answer) = 0;
+  virtual void answer(std::shared_ptr<delivery_sink> to, subscription_answer answer) = 0;
   /// Runs `task` (control: commands' replies, subscribe bookkeeping, close).
   virtual void post(std::function<void()> task) = 0;
 };

@@ -32,7 +32,7 @@ void io_shard::fanout(publication_ptr p, subscriber_list_ptr list) {
   push({std::move(p), std::move(list), {}});
 }
 
-void io_shard::answer(std::shared_ptr<subscriber_sink> to, subscription_answer answer) {
+void io_shard::answer(std::shared_ptr<delivery_sink> to, subscription_answer answer) {
   push({{}, {}, [to = std::move(to), a = std::move(answer)] { to->on_answer(a); }});
 }
 

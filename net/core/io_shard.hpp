@@ -38,7 +38,7 @@ public:
 
   // -- shard (any thread) -------------------------------------------------
   void fanout(publication_ptr p, subscriber_list_ptr list) override;
-  void answer(std::shared_ptr<subscriber_sink> to, subscription_answer answer) override;
+  void answer(std::shared_ptr<delivery_sink> to, subscription_answer answer) override;
   void post(std::function<void()> task) override;
 
 private:

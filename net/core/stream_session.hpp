@@ -2,11 +2,11 @@
 // (SSE after its response head, WebSocket after its handshake): the bounded
 // outbound queue with its high-water mark, gathered writes, the write
 // timeout, close with its grace time, the per-channel delivery state
-// (net/core/subscription_table.hpp) and both seams: frame_sink for the connection
-// actor, subscriber_sink for the channels (net/fanout.hpp).
+// (net/core/subscription_table.hpp) and both seams: session_control for the connection
+// actor, delivery_sink for the channels (net/fanout.hpp).
 //
 // Threads: the session lives on one I/O shard (net/core/io_shard.hpp). Every
-// handler, and every on_* method, runs on that shard's thread; frame_sink's
+// handler, and every on_* method, runs on that shard's thread; session_control's
 // methods may be called from any thread and go through the shard's queue.
 // The session is held by shared_ptr: by its pending I/O handlers, its
 // connection actor, and the channels it subscribes to; it reports
@@ -30,7 +30,7 @@
 #pragma once
 
 #include "net/asio.hpp"
-#include "net/frame_sink.hpp"
+#include "net/session_control.hpp"
 #include "net/core/io_shard.hpp"
 #include "net/core/outbound_queue.hpp"
 #include "net/session_events.hpp"
@@ -43,7 +43,7 @@
 
 namespace herald::net {
 
-class stream_session : public frame_sink,
+class stream_session : public session_control,
                        protected subscription_table::output,
                        public std::enable_shared_from_this<stream_session> {
 public:
@@ -54,7 +54,7 @@ public:
   /// Remote endpoint as "address:port", for logs.
   const std::string& peer() const noexcept { return peer_; }
 
-  // -- frame_sink (any thread) --------------------------------------------
+  // -- session_control (any thread) --------------------------------------------
   void send(std::string message) override;
   void close(close_request req) override;
   void begin(std::vector<std::string> channels, std::vector<sse::cursor_entry> cursor) override;
@@ -63,7 +63,7 @@ public:
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override;
   void revoke(std::string channel, std::string why) override;
 
-  // -- subscriber_sink (the shard's thread) -------------------------------
+  // -- delivery_sink (the shard's thread) -------------------------------
   shard& home() noexcept override { return *shard_; }
   void on_answer(const subscription_answer& a) override;
   void on_publication(const publication_ptr& p) override;
@@ -77,9 +77,9 @@ protected:
 
   /// Queues bytes (prefix, then body) and starts a write if none is in
   /// flight. Applies the high-water mark. @param accepted_ns as in
-  /// frame_sink::deliver.
+  /// session_control::deliver.
   void push(std::string&& prefix, frame body, std::int64_t accepted_ns = 0);
-  /// Closes as `req` says (see frame_sink::close); on the shard thread.
+  /// Closes as `req` says (see session_control::close); on the shard thread.
   void on_close(close_request req);
   /// Closes the socket, cancels timers, reports on_closed once.
   void finish(close_reason reason);
@@ -90,7 +90,7 @@ protected:
   void write_message(std::string id_line, std::string body) override;
 
   // -- what a transport adds ----------------------------------------------
-  /// Queues `message` (a frame_sink::send() message, or a table message) in the
+  /// Queues `message` (a session_control::send() message, or a table message) in the
   /// transport's encoding, after `prefix` (SSE: an id line).
   virtual void push_message(std::string prefix, frame message, std::int64_t accepted_ns) = 0;
   /// Queues the transport's last bytes for `req` (the close is in progress).

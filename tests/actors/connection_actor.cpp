@@ -28,7 +28,7 @@ struct fixture : test::actor_fixture {
 
   // A connection actor with `opts`, no channels and no cursor yet.
   caf::actor ws_conn(const connection_options& opts) {
-    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
+    auto a = sys.spawn(connection_actor, std::shared_ptr<net::session_control>(sink), reg, opts,
                        std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
     spawned.push_back(a);
     sched.run();
@@ -49,7 +49,7 @@ struct fixture : test::actor_fixture {
     connection_options opts;
     opts.kind = transport::sse;
     opts.max_channels = 64;
-    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), reg, opts,
+    auto a = sys.spawn(connection_actor, std::shared_ptr<net::session_control>(sink), reg, opts,
                        std::move(channels), std::move(cursor));
     spawned.push_back(a);
     sched.run();
@@ -345,7 +345,7 @@ CAF_TEST(ws and centrifugo subscribes the channel never answers get unavailable 
     opts.max_channels = 64;
     opts.dialect = d;
     sink->due = due;
-    auto a = sys.spawn(connection_actor, std::shared_ptr<net::frame_sink>(sink), cluster_reg, opts,
+    auto a = sys.spawn(connection_actor, std::shared_ptr<net::session_control>(sink), cluster_reg, opts,
                        std::vector<std::string>{}, std::vector<net::sse::cursor_entry>{});
     spawned.push_back(a);
     sched.run();

@@ -80,7 +80,7 @@ public:
   /// What the recording subscriber `a`'s session received.
   recorder& sub(const caf::actor& a) { return *deref<caf::stateful_actor<sub_state>>(a).state.rec; }
   /// The recording subscriber `a`'s session, for a subscribe_request.
-  std::shared_ptr<net::subscriber_sink> sink_of(const caf::actor& a) {
+  std::shared_ptr<net::delivery_sink> sink_of(const caf::actor& a) {
     return deref<caf::stateful_actor<sub_state>>(a).state.rec;
   }
 

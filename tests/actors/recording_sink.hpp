@@ -1,11 +1,11 @@
-// A session stand-in for connection actor tests: it implements frame_sink
+// A session stand-in for connection actor tests: it implements session_control
 // with a real subscription_table (net/core/subscription_table.hpp) and an inline
 // shard, and records what would be written to the client. The same
 // behaviour is covered end to end against real sockets in tests/e2e.
 #pragma once
 
 #include "actors/messages.hpp"
-#include "net/frame_sink.hpp"
+#include "net/session_control.hpp"
 #include "net/core/subscription_table.hpp"
 #include "net/wire/sse/session_codec.hpp"
 #include "net/wire/ws/session_codec.hpp"
@@ -21,7 +21,7 @@
 
 namespace herald::test {
 
-class recording_sink : public net::frame_sink, private net::subscription_table::output {
+class recording_sink : public net::session_control, private net::subscription_table::output {
 public:
   explicit recording_sink(net::metrics::transport kind = net::metrics::transport::ws)
     : table(std::make_unique<net::subscription_table>(

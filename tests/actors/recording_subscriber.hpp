@@ -21,13 +21,13 @@ public:
     for (const auto& s : *list)
       s->on_publication(p);
   }
-  void answer(std::shared_ptr<net::subscriber_sink> to, net::subscription_answer a) override {
+  void answer(std::shared_ptr<net::delivery_sink> to, net::subscription_answer a) override {
     to->on_answer(a);
   }
   void post(std::function<void()> task) override { task(); }
 };
 
-struct recorder : net::subscriber_sink {
+struct recorder : net::delivery_sink {
   std::vector<actors::subscribe_result> answers;
   std::vector<actors::publication_ptr> pubs;
   inline_shard shard;

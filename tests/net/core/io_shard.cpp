@@ -11,7 +11,7 @@ using namespace herald::net;
 namespace {
 
 // A session stand-in that records what reaches it, in order.
-struct recorder : subscriber_sink {
+struct recorder : delivery_sink {
   explicit recorder(shard& s)
     : home_(s) {}
   shard& home() noexcept override { return home_; }

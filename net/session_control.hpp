@@ -1,4 +1,4 @@
-// frame_sink: the control seam between a connection actor and its session.
+// session_control: the control seam between a connection actor and its session.
 //
 // A session (sse_session, ws_session, both on net/core/stream_session) implements
 // it; the connection actor calls it from a CAF worker thread. Every call only
@@ -8,7 +8,7 @@
 // caused before (a subscribe's expect() precedes the channel's answer).
 // Calls on a closed session are ignored. Publications do not pass here: the
 // channel hands them to the session directly (net/fanout.hpp,
-// subscriber_sink, which this interface extends).
+// delivery_sink, which this interface extends).
 #pragma once
 
 #include "net/wire/close_reason.hpp"
@@ -46,7 +46,7 @@ struct close_request {
 };
 
 /// Outbound interface of one client connection.
-class frame_sink : public subscriber_sink {
+class session_control : public delivery_sink {
 public:
   /// Queues `message` for the client: one message of the connection's
   /// command layer (a reply or a notice: WebSocket one text or binary
