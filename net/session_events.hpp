@@ -1,6 +1,8 @@
 // session_events: the inbound seam between sessions and actors.
 //
-// A session calls these on its I/O shard thread; the implementation
+// A session tells its connection actor what it cannot decide itself: a
+// client message (commands are the actor's), a subscribe it gave up, and
+// that it closed. It calls these on its I/O shard thread; the implementation
 // (actors/session_bridge) turns each call into a message to the connection
 // actor, so every call returns at once.
 #pragma once
@@ -18,8 +20,10 @@ class session_events {
 public:
   virtual ~session_events() = default;
 
-  /// One complete WebSocket text message (valid UTF-8, at most the configured
-  /// message size; Beast enforced both).
+  /// One complete client message: WebSocket, in the dialect's frame kind
+  /// (text, checked as UTF-8, or binary for Centrifugo's Protobuf), at most
+  /// --max-ws-message-bytes, within the command rate limit; Herald's own
+  /// framing (net/wire/ws/frame_codec.hpp) enforced all of it. SSE sends none.
   virtual void on_text(std::string message) = 0;
 
   /// The subscribe to `channel` numbered `request` got no answer within
