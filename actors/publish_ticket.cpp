@@ -13,7 +13,8 @@ publish_ticket::publish_ticket(net::http::publish_request req, done_fn done)
 
 publish_ticket::~publish_ticket() {
   if (!answered_.load())
-    answer(500, error_body(errc::internal, "the publication was not stored"));
+    answer({net::publish_outcome::result::dropped, errc::internal, "the publication was not stored",
+            {}});
 }
 
 void publish_ticket::complete(std::size_t index, std::uint64_t offset) {
@@ -42,8 +43,13 @@ void publish_ticket::finish() {
     std::lock_guard<std::mutex> guard{failures_mtx_};
     failed = failures_;
   }
+  using result = net::publish_outcome::result;
   if (failed.empty()) {
-    answer(200, net::http::encode_publish_response(request.channels, offsets));
+    net::publish_outcome stored;
+    stored.positions.resize(offsets.size());
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+      stored.positions[i] = {epochs[i], offsets[i]};
+    answer(stored);
     return;
   }
   const std::size_t total = request.channels.size();
@@ -60,9 +66,12 @@ void publish_ticket::finish() {
     return std::string{};
   };
   std::string message;
+  auto what = result::maybe_stored;
   if (not_stored == total) {
+    what = result::not_stored;
     message = "Redis did not store the publication (" + quote(failure::not_stored) + "); retry";
   } else if (not_stored == 0 && unknown == 0) {
+    what = result::not_replicated;
     message = "Redis stored the publication, but " + quote(failure::not_replicated) +
               ": it may be lost in a failover; retry with the same Idempotency-Key, or it is "
               "stored twice";
@@ -76,14 +85,14 @@ void publish_ticket::finish() {
               std::to_string(total) + " channels, not on " + quote(failure::not_stored) +
               ": retry with the same Idempotency-Key; without one a retry stores it twice";
   }
-  answer(503, error_body(errc::unavailable, message));
+  answer({what, errc::unavailable, std::move(message), {}});
 }
 
-void publish_ticket::answer(unsigned status, const std::string& body) {
+void publish_ticket::answer(const net::publish_outcome& outcome) {
   if (answered_.exchange(true))
     return;
   if (done_)
-    done_(*this, status, body);
+    done_(*this, outcome);
 }
 
 } // namespace herald::actors

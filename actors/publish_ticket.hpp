@@ -9,6 +9,7 @@
 #pragma once
 
 #include "net/wire/http/publish_request.hpp"
+#include "net/wire/publish_outcome.hpp"
 #include "net/obs/metrics.hpp"
 
 #include <atomic>
@@ -23,13 +24,13 @@ namespace herald::actors {
 
 struct publish_ticket {
   /// Called exactly once, on the thread that completes or fails the ticket,
-  /// with the HTTP status and JSON body for the publisher (200 and
-  /// `{"offsets":{...}}` in request order, or an error).
-  using done_fn =
-    std::function<void(const publish_ticket&, unsigned status, const std::string& body)>;
+  /// with what the publish did (the positions in request order, or which of
+  /// the failed outcomes and why); the route that answers encodes it.
+  using done_fn = std::function<void(const publish_ticket&, const net::publish_outcome&)>;
 
   publish_ticket(net::http::publish_request req, done_fn done);
-  /// A ticket dropped incomplete (an actor died with it) answers 500.
+  /// A ticket dropped incomplete (an actor died with it) answers
+  /// publish_outcome::result::dropped (errc::internal: HTTP 500).
   ~publish_ticket();
   publish_ticket(const publish_ticket&) = delete;
   publish_ticket& operator=(const publish_ticket&) = delete;
@@ -51,8 +52,8 @@ struct publish_ticket {
   /// Records that channel number `index` was not acknowledged: `what` says
   /// whether Redis stored it, `reason` why (one line, for the message).
   /// Thread-safe; each index is completed or failed at most once. Once every
-  /// channel reported, the publisher gets `503 unavailable` whose message
-  /// says what the whole publish did: "did not store ...; retry" only when
+  /// channel reported, the outcome (errc::unavailable: HTTP 503) says what
+  /// the whole publish did: "did not store ...; retry" only when
   /// no channel may have stored it, "stored ..., but not replicated" when
   /// every channel stored it, and otherwise "may have stored ...: retry with
   /// the same Idempotency-Key" (some channels stored it and others did not,
@@ -68,7 +69,7 @@ struct publish_ticket {
   std::int64_t accepted_ns = net::metrics::now_ns();
 
 private:
-  void answer(unsigned status, const std::string& body);
+  void answer(const net::publish_outcome& outcome);
   // Called by the last channel to report.
   void finish();
 

@@ -34,27 +34,12 @@ herald_service::herald_service(caf::actor_system& sys, caf::actor registry, caf:
 void herald_service::publish(net::http::publish_request req, publish_done done) {
   net::metrics::publications_received(net::metrics::source::http, req.channels.size());
   auto ticket = std::make_shared<actors::publish_ticket>(
-    std::move(req), [done = std::move(done)](const actors::publish_ticket&, unsigned status,
-                                             const std::string& body) { done(status, body); });
+    std::move(req), [done = std::move(done)](const actors::publish_ticket&,
+                                             const net::publish_outcome& outcome) {
+      done(outcome);
+    });
   // Cluster mode: Redis assigns the offsets and fans out to every instance
   // (this one included); in-process mode: the channel actors do.
-  caf::anon_send(gateway_ ? gateway_ : registry_, actors::publish_atom_v, std::move(ticket));
-}
-
-void herald_service::publish_positions(net::http::publish_request req, positions_done done) {
-  net::metrics::publications_received(net::metrics::source::http, req.channels.size());
-  auto ticket = std::make_shared<actors::publish_ticket>(
-    std::move(req), [done = std::move(done)](const actors::publish_ticket& t, unsigned status,
-                                             const std::string& body) {
-      if (status != 200) {
-        done(status, body, {});
-        return;
-      }
-      std::vector<net::stream_position> pos(t.offsets.size());
-      for (std::size_t i = 0; i < pos.size(); ++i)
-        pos[i] = {t.epochs[i], t.offsets[i]};
-      done(200, {}, std::move(pos));
-    });
   caf::anon_send(gateway_ ? gateway_ : registry_, actors::publish_atom_v, std::move(ticket));
 }
 
@@ -132,10 +117,15 @@ void herald_service::request_refused(errc code, std::string_view message, std::s
                     {"peer", peer}});
 }
 
+net::service::stats herald_service::current() {
+  return {gateway_ != nullptr, connections()};
+}
+
 std::string herald_service::health() {
+  const auto now = current();
   nlohmann::json j{{"status", "ok"},
-                   {"mode", gateway_ ? "cluster" : "in-process"},
-                   {"connections", connections()}};
+                   {"mode", now.cluster ? "cluster" : "in-process"},
+                   {"connections", now.connections}};
   if (auth_ && (auth_->auth_off() || !auth_->api_key_digest)) {
     // --insecure: say loudly what is not checked (docs/auth.md).
     j["insecure"] = true;

@@ -30,10 +30,10 @@ public:
                  std::shared_ptr<actors::cluster_status> status, const config& cfg);
 
   void publish(net::http::publish_request req, publish_done done) override;
-  void publish_positions(net::http::publish_request req, positions_done done) override;
   void channel_history(std::string channel, std::size_t limit, history_done done) override;
   void open_sse(std::shared_ptr<net::sse::sse_session> session, net::sse_subscription sub) override;
   void open_ws(std::shared_ptr<net::ws::ws_session> session) override;
+  stats current() override;
   std::string health() override;
   bool ready(std::string& reason) override;
   bool draining() const override { return draining_; }

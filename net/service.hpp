@@ -8,6 +8,7 @@
 #include "net/wire/errors.hpp"
 #include "net/auth/policy.hpp"
 #include "net/wire/http/publish_request.hpp"
+#include "net/wire/publish_outcome.hpp"
 #include "net/wire/publication.hpp"
 #include "net/wire/sse/cursor.hpp"
 #include "net/wire/stream_position.hpp"
@@ -39,23 +40,15 @@ class service {
 public:
   virtual ~service() = default;
 
-  /// Completion of a publish: HTTP status and JSON body. May be invoked from
-  /// any thread, exactly once.
-  using publish_done = std::function<void(unsigned status, std::string body)>;
+  /// Completion of a publish: what it did (net/wire/publish_outcome.hpp),
+  /// encoded by the route that answers. May be invoked from any thread,
+  /// exactly once.
+  using publish_done = std::function<void(publish_outcome)>;
 
-  /// Publishes one event to one or more channels (request already validated).
+  /// Publishes one event to one or more channels (request already
+  /// validated): POST /v1/publish and Centrifugo's /api/publish and
+  /// /api/broadcast alike.
   virtual void publish(http::publish_request req, publish_done done) = 0;
-
-  /// Completion of a publish with the position each channel gave it, in
-  /// request order (`status` 200), or an error (`status` and `error_body`, a
-  /// Herald JSON error). Any thread, exactly once.
-  using positions_done = std::function<void(unsigned status, std::string error_body,
-                                            std::vector<stream_position> positions)>;
-
-  /// Publishes like publish() and answers with the stream positions (the
-  /// Centrifugo server API: offset and epoch). An epoch may be empty when
-  /// the instance does not know it (cluster mode).
-  virtual void publish_positions(http::publish_request req, positions_done done) = 0;
 
   /// Completion of a channel query: `ok` false when this instance cannot
   /// answer (cluster mode, a channel without local subscribers). Any thread.
@@ -74,6 +67,13 @@ public:
   /// Takes a WebSocket session whose handshake is done: creates its
   /// connection actor, then calls `session->start(events)`.
   virtual void open_ws(std::shared_ptr<ws::ws_session> session) = 0;
+
+  /// What GET /healthz and Centrifugo's /api/info report.
+  struct stats {
+    bool cluster = false;        ///< cluster mode (Redis), else in-process
+    std::size_t connections = 0; ///< client connections open on this instance
+  };
+  virtual stats current() = 0;
 
   /// JSON body of GET /healthz.
   virtual std::string health() = 0;

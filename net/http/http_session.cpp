@@ -273,13 +273,20 @@ void http_session::handle_publish(request& req) {
   }
   auto keep = req.keep_alive();
   auto version = req.version();
-  service_.publish(
-    std::move(pub), [self = shared_from_this(), keep, version](unsigned status, std::string body) {
-      asio::post(self->stream_.get_executor(),
-                 [self, keep, version, status, b = std::move(body)]() mutable {
-                   self->send(status, std::string{json_type}, std::move(b), keep, version);
-                 });
-    });
+  auto channels = pub.channels;
+  service_.publish(std::move(pub), [self = shared_from_this(), keep, version,
+                                    channels = std::move(channels)](publish_outcome outcome) {
+    // POST /v1/publish's shape: the offsets by channel, or Herald's error body.
+    if (!outcome.stored()) {
+      self->reply_later(info(outcome.code).http_status, error_body(outcome.code, outcome.message),
+                        keep, version);
+      return;
+    }
+    std::vector<std::uint64_t> offsets(outcome.positions.size());
+    for (std::size_t i = 0; i < offsets.size(); ++i)
+      offsets[i] = outcome.positions[i].offset;
+    self->reply_later(200, encode_publish_response(channels, offsets), keep, version);
+  });
 }
 
 void http_session::reply_later(unsigned status, std::string body, bool keep_alive,
@@ -309,12 +316,10 @@ void http_session::handle_api(request& req, route where) {
   }
   std::string detail;
   if (where == route::api_info) {
-    auto health = nlohmann::json::parse(service_.health(), nullptr, false);
-    auto clients = health.is_object() && health.contains("connections") ? health["connections"]
-                                                                        : nlohmann::json(0);
-    nlohmann::json node{{"name", "herald"}, {"num_clients", clients}};
-    if (health.is_object() && health.contains("mode"))
-      node["mode"] = health["mode"];
+    const auto now = service_.current();
+    nlohmann::json node{{"name", "herald"},
+                        {"num_clients", now.connections},
+                        {"mode", now.cluster ? "cluster" : "in-process"}};
     send(200, std::string{json_type},
          nlohmann::json{{"result", {{"nodes", nlohmann::json::array({node})}}}}.dump(), keep,
          version);
@@ -348,25 +353,17 @@ void http_session::handle_api(request& req, route where) {
     send_api_error(static_cast<errc>(ec.value()), detail, keep, version);
     return;
   }
-  service_.publish_positions(std::move(pub), [self = shared_from_this(), keep, version,
-                                              broadcast](unsigned status, std::string error,
-                                                         std::vector<stream_position> pos) {
-    if (status != 200) {
-      // A Herald error body: the same code and message in Centrifugo's shape.
-      auto j = nlohmann::json::parse(error, nullptr, false);
-      auto code = errc::internal;
-      std::string message = "the publication was not stored";
-      if (j.is_object() && j.contains("error") && j["error"].is_object()) {
-        auto name = j["error"].value("code", std::string{});
-        for (std::size_t e = 0; e < errc_count; ++e)
-          if (info(static_cast<errc>(e)).code == name)
-            code = static_cast<errc>(e);
-        message = j["error"].value("message", message);
-      }
-      self->reply_later(status, encode_api_error(code, message), keep, version);
+  service_.publish(std::move(pub), [self = shared_from_this(), keep, version,
+                                    broadcast](publish_outcome outcome) {
+    // Centrifugo's shape: the same code and message as /v1/publish's error.
+    if (!outcome.stored()) {
+      self->reply_later(info(outcome.code).http_status,
+                        encode_api_error(outcome.code, outcome.message), keep, version);
       return;
     }
-    self->reply_later(200, broadcast ? encode_api_broadcast(pos) : encode_api_publish(pos.at(0)),
+    self->reply_later(200,
+                      broadcast ? encode_api_broadcast(outcome.positions)
+                                : encode_api_publish(outcome.positions.at(0)),
                       keep, version);
   });
 }

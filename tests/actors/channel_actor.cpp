@@ -26,8 +26,8 @@ caf::behavior fake_registry(caf::stateful_actor<reg_state>* self) {
 publish_ticket_ptr ticket(std::string channel, std::string event, std::vector<std::uint64_t>* out) {
   net::http::publish_request req{{std::move(channel)}, std::move(event), R"({"n":1})"};
   return std::make_shared<publish_ticket>(
-    std::move(req), [out](const publish_ticket& t, unsigned status, const std::string&) {
-      if (out && status == 200)
+    std::move(req), [out](const publish_ticket& t, const net::publish_outcome& o) {
+      if (out && o.stored())
         out->push_back(t.offsets[0]);
     });
 }

@@ -22,8 +22,8 @@ struct fixture : test::actor_fixture {
   void publish(std::vector<std::string> channels) {
     net::http::publish_request req{std::move(channels), "paused", "{}"};
     auto t = std::make_shared<publish_ticket>(
-      std::move(req), [this](const publish_ticket& t, unsigned status, const std::string&) {
-        if (status == 200)
+      std::move(req), [this](const publish_ticket& t, const net::publish_outcome& o) {
+        if (o.stored())
           replies.push_back(t.offsets);
       });
     self->send(reg, publish_atom_v, std::move(t));

@@ -12,7 +12,9 @@
 //    (the codecs do; the upgrade chooses it once);
 //  - net/core's table and session body never name a transport, and the
 //    actors and app/ never build a transport's notices or last bytes (the
-//    codecs do).
+//    codecs do);
+//  - nothing between the actors and the client parses JSON Herald wrote
+//    (outcomes travel as values).
 // The sources are read from HERALD_SOURCE_DIR; nothing is compiled.
 #include <catch2/catch.hpp>
 
@@ -304,6 +306,35 @@ TEST_CASE("layout: what a client reads comes from its codec and never from a tra
       ++n;
       if ((core && std::regex_search(line, names_transport)) ||
           (control && std::regex_search(line, builds_sse)))
+        wrong.push_back(f + ":" + std::to_string(n) + ": " + line);
+    }
+  }
+  for (const auto& w : wrong)
+    UNSCOPED_INFO(w);
+  CHECK(wrong.empty());
+}
+
+TEST_CASE("layout: outcomes travel as values and no answer is parsed back from its text",
+          "[layout]") {
+  // A publish's outcome reaches the HTTP layer as net::publish_outcome and
+  // each route encodes it once (issue #23): nothing between the actors and
+  // the client parses JSON that Herald itself wrote. What parses JSON does so
+  // at a boundary: net/wire (client input), net/redis (envelopes from other
+  // instances), net/auth (tokens), net/obs (the status page's own input).
+  static const std::regex parses(R"re(json::parse\(|parse_client_json\()re");
+  const std::vector<std::string> layers = {"actors/", "app/", "net/http/", "net/core/",
+                                           "net/ws/", "net/sse/"};
+  std::vector<std::string> wrong;
+  for (const auto& f : project().files) {
+    if (std::none_of(layers.begin(), layers.end(),
+                     [&](const std::string& l) { return f.rfind(l, 0) == 0; }))
+      continue;
+    std::istringstream lines(read(root / f));
+    std::string line;
+    int n = 0;
+    while (std::getline(lines, line)) {
+      ++n;
+      if (std::regex_search(line, parses))
         wrong.push_back(f + ":" + std::to_string(n) + ": " + line);
     }
   }

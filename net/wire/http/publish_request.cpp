@@ -21,6 +21,12 @@ std::error_code parse_publish_request(std::string_view body, std::size_t max_cha
                    std::to_string(max_json_depth) + " deep";
     return errc::invalid_json;
   }
+  return read_publish_request(doc, max_channels, out, detail, repeats);
+}
+
+std::error_code read_publish_request(const nlohmann::json& doc, std::size_t max_channels,
+                                     publish_request& out, std::string& detail,
+                                     channel_repeats repeats) {
   auto ch = doc.find("channel");
   auto chs = doc.find("channels");
   if ((ch == doc.end()) == (chs == doc.end())) {

@@ -3,6 +3,8 @@
 
 #include "net/wire/errors.hpp"
 
+#include <nlohmann/json.hpp>
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -52,6 +54,14 @@ enum class channel_repeats { count_once, publish_each };
 std::error_code parse_publish_request(std::string_view body, std::size_t max_channels,
                                       publish_request& out, std::string& detail,
                                       channel_repeats repeats = channel_repeats::count_once);
+
+/// The validation of parse_publish_request on a body already parsed as the
+/// JSON object `doc` (Centrifugo's server API builds one from its own body,
+/// net/wire/http/server_api.hpp): the same checks and errors except
+/// errc::invalid_json.
+std::error_code read_publish_request(const nlohmann::json& doc, std::size_t max_channels,
+                                     publish_request& out, std::string& detail,
+                                     channel_repeats repeats = channel_repeats::count_once);
 
 /// Response body: `{"offsets":{"<channel>":<offset>,...}}`.
 /// @pre channels.size() == offsets.size()

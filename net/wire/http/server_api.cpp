@@ -83,9 +83,10 @@ std::error_code parse_api_publish(std::string_view body, bool broadcast, std::si
     detail = std::string{"\""} + names + "\" is required";
     return errc::invalid_request;
   }
-  // Centrifugo publishes once per entry of "channels" and answers each in order.
-  return parse_publish_request(dump_compact(herald), max_channels, out, detail,
-                               channel_repeats::publish_each);
+  // The same checks as POST /v1/publish on the object built here (not a
+  // second parse of its text). Centrifugo publishes once per entry of
+  // "channels" and answers each in order.
+  return read_publish_request(herald, max_channels, out, detail, channel_repeats::publish_each);
 }
 
 std::error_code parse_api_history(std::string_view body, history_request& out,
