@@ -26,7 +26,7 @@ set(_herald_pch_std
     <unordered_map> <utility> <variant> <vector>)
 set(_herald_pch_json <nlohmann/json.hpp>)
 set(_herald_pch_asio <boost/asio.hpp> <boost/beast/core.hpp> <boost/beast/http.hpp>
-                     <boost/beast/websocket.hpp>)
+                     <boost/beast/websocket/rfc6455.hpp>)
 set(_herald_pch_caf <caf/all.hpp> <spdlog/spdlog.h>)
 set(_herald_pch_catch <catch2/catch.hpp>)
 

@@ -5,7 +5,7 @@
 #include <boost/asio.hpp>
 #include <boost/beast/core.hpp>
 #include <boost/beast/http.hpp>
-#include <boost/beast/websocket.hpp>
+#include <boost/beast/websocket/rfc6455.hpp> // is_upgrade(); the handshake answer is ours
 
 namespace herald::net {
 namespace asio = boost::asio;

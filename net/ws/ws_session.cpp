@@ -8,6 +8,7 @@
 #include "net/wire/ws/upgrade.hpp"
 
 #include <array>
+#include <utility>
 
 namespace herald::net::ws {
 
@@ -31,55 +32,6 @@ bool query_asks_protobuf(std::string_view target) {
   return false;
 }
 
-// The opening handshake with Beast; the stream is dropped once it is done.
-struct handshake : std::enable_shared_from_this<handshake> {
-  handshake(beast::tcp_stream s, const session_options& o, service& sv, auth::principal w,
-            std::shared_ptr<void> sl, dialect d)
-    : ws(std::move(s)),
-      opts(o),
-      svc(sv),
-      who(std::move(w)),
-      slot(std::move(sl)),
-      kind(d) {}
-
-  void run(bhttp::request<bhttp::string_body> req) {
-    websocket::stream_base::timeout t{};
-    t.handshake_timeout = opts.ws_handshake_timeout;
-    t.idle_timeout = websocket::stream_base::none();
-    t.keep_alive_pings = false;
-    ws.set_option(t);
-    // Centrifugo's Protobuf SDKs ask for this subprotocol (and, refused one,
-    // reconnect forever with no reason given); `?format=protobuf` asks for the
-    // same encoding without it. The dialect is chosen here, once.
-    const bool subprotocol =
-      kind == dialect::centrifugo &&
-      offers_subprotocol(req[bhttp::field::sec_websocket_protocol], centrifuge_protobuf);
-    if (kind == dialect::centrifugo && (subprotocol || query_asks_protobuf(req.target())))
-      kind = dialect::centrifugo_protobuf;
-    ws.set_option(websocket::stream_base::decorator([subprotocol](websocket::response_type& res) {
-      res.set(bhttp::field::server, "herald");
-      if (subprotocol)
-        res.set(bhttp::field::sec_websocket_protocol, centrifuge_protobuf);
-    }));
-    ws.async_accept(req, [self = shared_from_this()](beast::error_code ec) {
-      if (ec)
-        return; // Beast answered the bad handshake; nothing was opened
-      auto session = std::make_shared<ws_session>(self->ws.next_layer().release_socket(),
-                                                  self->opts, self->kind);
-      session->set_principal(std::move(self->who));
-      session->hold(std::move(self->slot));
-      self->svc.open_ws(std::move(session));
-    });
-  }
-
-  websocket::stream<beast::tcp_stream> ws;
-  session_options opts;
-  service& svc;
-  auth::principal who;
-  std::shared_ptr<void> slot;
-  dialect kind;
-};
-
 std::string header_for(opcode op, std::size_t payload_bytes) {
   char buf[10];
   return std::string(buf, encode_header(op, payload_bytes, buf));
@@ -90,9 +42,22 @@ std::string header_for(opcode op, std::size_t payload_bytes) {
 void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body> req,
                     const session_options& opts, service& svc, auth::principal who,
                     std::shared_ptr<void> slot, dialect d) {
-  beast::get_lowest_layer(stream).expires_never(); // the handshake has its own timeout
-  std::make_shared<handshake>(std::move(stream), opts, svc, std::move(who), std::move(slot), d)
-    ->run(std::move(req));
+  // Centrifugo's Protobuf SDKs ask for this subprotocol (and, refused one,
+  // reconnect forever with no reason given); `?format=protobuf` asks for the
+  // same encoding without it. The dialect is chosen here, once.
+  const bool subprotocol =
+    d == dialect::centrifugo &&
+    offers_subprotocol(req[bhttp::field::sec_websocket_protocol], centrifuge_protobuf);
+  if (d == dialect::centrifugo && (subprotocol || query_asks_protobuf(req.target())))
+    d = dialect::centrifugo_protobuf;
+  beast::get_lowest_layer(stream).expires_never();
+  auto session = std::make_shared<ws_session>(stream.release_socket(), opts, d);
+  session->answer_upgrade(
+    encode_upgrade_response(accept_key(req[bhttp::field::sec_websocket_key]),
+                            subprotocol ? centrifuge_protobuf : std::string_view{}));
+  session->set_principal(std::move(who));
+  session->hold(std::move(slot));
+  svc.open_ws(std::move(session));
 }
 
 ws_session::ws_session(tcp::socket socket, const session_options& opts, dialect d)
@@ -111,6 +76,24 @@ ws_session::ws_session(tcp::socket socket, const session_options& opts, dialect 
 
 void ws_session::start(std::shared_ptr<session_events> events) {
   events_ = std::move(events);
+  if (!upgrade_response_.empty()) {
+    // The 101 answer goes out before anything else, straight to the fresh
+    // socket (its send buffer is empty: it takes the ~130 bytes at once), so
+    // the stream's metrics count what follows the handshake, as documented.
+    auto answer = std::exchange(upgrade_response_, {});
+    beast::error_code ec;
+    auto n = socket_.write_some(asio::buffer(answer), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again) {
+      ec = {};
+      n = 0;
+    }
+    if (ec) {
+      finish(close_reason::client); // the client is gone; the actor is told
+      return;
+    }
+    if (n < answer.size()) // the rest with the stream's first write
+      push(answer.substr(n), make_frame(std::string{}));
+  }
   arm_heartbeat();
   do_read();
 }

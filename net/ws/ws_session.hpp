@@ -36,6 +36,7 @@
 #include "net/auth/policy.hpp"
 #include "net/core/stream_session.hpp"
 #include "net/core/token_bucket.hpp"
+#include "net/ws/accept_key.hpp"
 #include "net/wire/ws/dialect.hpp"
 #include "net/wire/ws/frame_codec.hpp"
 #include "net/wire/ws/session_codec.hpp"
@@ -48,15 +49,19 @@ class service;
 
 namespace herald::net::ws {
 
-/// Performs the opening handshake (RFC 6455 section 4.2.2) for the upgrade
-/// request `req` on `stream` with Beast (a bad handshake is answered by
-/// Beast with 400/426 and closed), then makes a ws_session of the socket, gives
-/// it `who` (the upgrade's authentication) and `slot`, and hands it to
+/// Answers the opening handshake (RFC 6455 section 4.2.2) of the upgrade
+/// request `req`, which http_session checked already (GET, `Upgrade` and
+/// `Connection`, version 13, a well-formed key: net/wire/ws/upgrade.hpp; the
+/// token and Origin): chooses the dialect (Centrifugo's subprotocol
+/// `centrifuge-protobuf` or `?format=protobuf` selects Protobuf), makes a
+/// ws_session of the socket whose first bytes are the 101 answer, gives it
+/// `who` (the upgrade's authentication) and `slot`, and hands it to
 /// service::open_ws. `d`: the command layer of the route (/v1/ws: Herald's,
 /// /connection/websocket: Centrifugo's). Call on the stream's shard thread.
 void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body> req,
                     const session_options& opts, service& svc, auth::principal who,
                     std::shared_ptr<void> slot, dialect d = dialect::herald);
+
 
 class ws_session final : public stream_session {
 public:
@@ -67,9 +72,14 @@ public:
   /// The command layer this client speaks (fixed for the connection's life).
   dialect protocol() const noexcept { return dialect_; }
 
-  /// Starts reading client messages and pinging. Call once, on the shard's
-  /// thread, after the connection actor exists.
+  /// Starts the connection: writes the upgrade's 101 answer (given to
+  /// answer_upgrade()) first, then reads client messages and pings. Call
+  /// once, on the shard's thread, after the connection actor exists.
   void start(std::shared_ptr<session_events> events);
+
+  /// The opening handshake's answer (net/wire/ws/upgrade.hpp
+  /// encode_upgrade_response), the first bytes start() writes.
+  void answer_upgrade(std::string response) { upgrade_response_ = std::move(response); }
 
   /// Who the upgrade request authenticated as (docs/auth.md); read by
   /// service::open_ws.
@@ -113,6 +123,7 @@ private:
   asio::steady_timer message_timer_; ///< --ws-message-timeout of the message arriving
   bool message_timer_armed_ = false;
   auth::principal principal_;
+  std::string upgrade_response_; ///< the 101 answer, until start() queues it
   token_bucket commands_;          ///< --ws-commands-per-second, --ws-commands-burst
   std::size_t refused_in_row_ = 0; ///< commands refused as rate_limited in a row
   bool awaiting_pong_ = false;

@@ -52,4 +52,22 @@ bool offers_subprotocol(std::string_view field, std::string_view name) noexcept 
   return false;
 }
 
+std::string encode_upgrade_response(std::string_view accept, std::string_view subprotocol) {
+  std::string out;
+  out.reserve(160 + subprotocol.size());
+  out += "HTTP/1.1 101 Switching Protocols\r\n"
+         "Upgrade: websocket\r\n"
+         "Connection: Upgrade\r\n"
+         "Sec-WebSocket-Accept: ";
+  out += accept;
+  out += "\r\nServer: herald\r\n";
+  if (!subprotocol.empty()) {
+    out += "Sec-WebSocket-Protocol: ";
+    out += subprotocol;
+    out += "\r\n";
+  }
+  out += "\r\n";
+  return out;
+}
+
 } // namespace herald::net::ws

@@ -1,7 +1,8 @@
-// upgrade: the checks of a WebSocket opening handshake request that Beast
-// would answer in plain text, made first so that every refusal is Herald's
-// JSON error body (docs/protocol.md "HTTP errors"). Pure functions: no Asio,
-// no Beast types.
+// upgrade: the WebSocket opening handshake (RFC 6455 section 4), Herald's
+// own: the checks of the client's request, made so that every refusal is
+// Herald's JSON error body (docs/protocol.md "HTTP errors"), and the server's
+// 101 answer. Pure functions: no Asio, no Beast types (the accept hash needs
+// SHA-1: net/ws/ws_session.hpp accept_key()).
 #pragma once
 
 #include "net/wire/errors.hpp"
@@ -28,5 +29,14 @@ errc check_upgrade(std::string_view version, std::string_view key, std::string& 
 /// tokens, RFC 6455 section 4.1 item 10; optional whitespace around commas)
 /// offers `name`. Case-sensitive, as subprotocol names are.
 bool offers_subprotocol(std::string_view field, std::string_view name) noexcept;
+
+/// The server's answer that opens the connection (RFC 6455 section 4.2.2
+/// item 5): `HTTP/1.1 101 Switching Protocols`, `Upgrade: websocket`,
+/// `Connection: Upgrade`, `Sec-WebSocket-Accept: <accept>`, `Server: herald`,
+/// and `Sec-WebSocket-Protocol: <subprotocol>` when `subprotocol` is not
+/// empty (one the client offered). No extension is answered, so none is in
+/// use (section 9.1).
+/// @param accept the accept hash of the client's key (net/ws accept_key()).
+std::string encode_upgrade_response(std::string_view accept, std::string_view subprotocol);
 
 } // namespace herald::net::ws

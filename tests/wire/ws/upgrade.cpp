@@ -1,11 +1,13 @@
-// The opening-handshake checks made before Beast (net/wire/ws/upgrade.hpp); the
-// same requests against the real server are in e2e.ws_framing.
+// Herald's opening handshake: the request checks and the 101 answer
+// (net/wire/ws/upgrade.hpp); the same requests against the real server are in
+// e2e.ws_framing.
 #include "net/wire/ws/upgrade.hpp"
 
 #include <catch2/catch.hpp>
 
 using herald::errc;
 using herald::net::ws::check_upgrade;
+using herald::net::ws::encode_upgrade_response;
 using herald::net::ws::offers_subprotocol;
 
 TEST_CASE("check_upgrade: version 13 and a 16-byte base64 key", "[ws][upgrade][bad-input]") {
@@ -35,4 +37,19 @@ TEST_CASE("offers_subprotocol: tokens of a comma-separated list", "[ws][upgrade]
   CHECK_FALSE(offers_subprotocol("centrifuge-protobuf2", "centrifuge-protobuf"));
   CHECK_FALSE(offers_subprotocol("Centrifuge-Protobuf", "centrifuge-protobuf"));
   CHECK_FALSE(offers_subprotocol("centrifuge-json", "centrifuge-protobuf"));
+}
+
+TEST_CASE("encode_upgrade_response: the 101 of RFC 6455 section 4.2.2", "[ws][upgrade]") {
+  CHECK(encode_upgrade_response("s3pPLMBiTxaQ9kYGzzhZRbK+xOo=", "") ==
+        "HTTP/1.1 101 Switching Protocols\r\n"
+        "Upgrade: websocket\r\n"
+        "Connection: Upgrade\r\n"
+        "Sec-WebSocket-Accept: s3pPLMBiTxaQ9kYGzzhZRbK+xOo=\r\n"
+        "Server: herald\r\n"
+        "\r\n");
+  auto with = encode_upgrade_response("s3pPLMBiTxaQ9kYGzzhZRbK+xOo=", "centrifuge-protobuf");
+  CHECK(with.find("\r\nSec-WebSocket-Protocol: centrifuge-protobuf\r\n") != std::string::npos);
+  CHECK(with.find("Sec-WebSocket-Extensions") == std::string::npos); // no extension in use
+  CHECK(with.size() >= 4);
+  CHECK(with.compare(with.size() - 4, 4, "\r\n\r\n") == 0);
 }
