@@ -64,7 +64,7 @@ std::uint32_t ping_seconds(const connection_state& st) {
 // (109 for an expired token, else the 3500 close) and returns false.
 bool verify(connection_pointer self, const cf::command& cmd, net::auth::principal& next) {
   auto& st = self->state;
-  auto err = net::auth::authenticate(*st.options.auth, cmd.token, unix_now(), next);
+  auto err = net::auth::authenticate(*st.options.auth, cmd.token, unix_now(st), next);
   if (err == net::auth::token_error::none)
     return true;
   if (err == net::auth::token_error::expired) {

@@ -30,6 +30,7 @@
 #include <caf/stateful_actor.hpp>
 
 #include <chrono>
+#include <functional>
 #include <optional>
 
 #include <memory>
@@ -41,6 +42,9 @@
 namespace herald::actors {
 
 enum class transport : std::uint8_t { sse, ws };
+
+/// The system clock as the token checks read it: ms since the Unix epoch.
+std::chrono::milliseconds system_wall_clock();
 
 struct connection_options {
   transport kind = transport::ws;
@@ -61,6 +65,10 @@ struct connection_options {
   /// Centrifugo: the server's ping period announced in the connect reply
   /// (--ws-ping-interval; the session sends a `{}` at least this often).
   std::chrono::milliseconds ping_interval = net::session_options{}.ws_ping_interval;
+  /// The wall clock token times (exp, nbf, iat) are checked against, in ms
+  /// since the Unix epoch: the system clock; actor tests give one that moves
+  /// with the test scheduler's clock, so expiry timers and checks agree.
+  std::function<std::chrono::milliseconds()> wall_clock = system_wall_clock;
   /// Centrifugo: the `version` of connect and refresh replies.
   std::string server_version = "herald";
 };

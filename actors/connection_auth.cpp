@@ -45,9 +45,7 @@ std::chrono::milliseconds time_left(const connection_state& st) {
   using std::chrono::milliseconds;
   auto deadline = std::chrono::duration_cast<milliseconds>(std::chrono::seconds(st.who.exp) +
                                                            pol.verifier->config().leeway);
-  auto now =
-    std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch());
-  return deadline - now;
+  return deadline - st.options.wall_clock();
 }
 
 std::chrono::milliseconds refresh_grace(const connection_state& st) {
@@ -70,10 +68,13 @@ void schedule_expiry(connection_pointer self) {
 
 } // namespace
 
-std::int64_t unix_now() {
-  return std::chrono::duration_cast<std::chrono::seconds>(
-           std::chrono::system_clock::now().time_since_epoch())
-    .count();
+std::chrono::milliseconds system_wall_clock() {
+  return std::chrono::duration_cast<std::chrono::milliseconds>(
+    std::chrono::system_clock::now().time_since_epoch());
+}
+
+std::int64_t unix_now(const connection_state& st) {
+  return std::chrono::duration_cast<std::chrono::seconds>(st.options.wall_clock()).count();
 }
 
 void auth_start(connection_pointer self) {
@@ -127,7 +128,7 @@ void auth_command(connection_pointer self, const ws::command& cmd) {
     return;
   }
   net::auth::principal next;
-  auto err = net::auth::authenticate(*st.options.auth, cmd.token, unix_now(), next);
+  auto err = net::auth::authenticate(*st.options.auth, cmd.token, unix_now(st), next);
   if (cmd.kind == ws::op::connect) {
     if (st.who.authenticated) {
       st.sink->send(ws::encode_error(cmd.id, errc::invalid_request,

@@ -24,8 +24,9 @@
 
 namespace herald::actors {
 
-/// Seconds since the Unix epoch, from the system clock (token times).
-std::int64_t unix_now();
+/// Seconds since the Unix epoch by the connection's wall clock
+/// (connection_options::wall_clock), for token times.
+std::int64_t unix_now(const connection_state& st);
 
 /// Starts the timers of a new connection: the connect deadline (WebSocket
 /// without a token, unless --anonymous-streams) and the token's expiry.
