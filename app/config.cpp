@@ -148,7 +148,10 @@ config::config() {
     .add(shutdown_timeout, "shutdown-timeout",
          "seconds after SIGTERM/SIGINT to flush each client's buffer before exiting")
     .add(shutdown_retry_ms, "shutdown-retry-ms",
-         "ms in the SSE retry: hint sent at shutdown, so clients reconnect soon");
+         "ms in the SSE retry: hint sent at shutdown, so clients reconnect soon")
+    .add(shutdown_drain_window, "shutdown-drain-window",
+         "ms over which SIGTERM/SIGINT closes the connections, in batches, so their reconnects "
+         "spread over the other instances (at most half of --shutdown-timeout; 0: all at once)");
   // Authentication and permissions (docs/auth.md).
   opt_group{custom_options_, "global"}
     .add(jwt_algorithm, "jwt-algorithm", "accepted JWT algorithm: HS256, RS256 or ES256")

@@ -161,6 +161,8 @@ struct config : caf::actor_system_config {
   std::size_t log_client_rate = 10;    ///< log lines per second per kind caused by clients
   std::size_t shutdown_timeout = 10;   ///< seconds to flush clients after SIGTERM/SIGINT
   std::size_t shutdown_retry_ms = 500; ///< SSE `retry:` hint (ms) sent to clients at shutdown
+  /// ms over which a shutdown closes the connections, in batches (0: all at once)
+  std::size_t shutdown_drain_window = 2'000;
 
   config();
 

@@ -167,24 +167,26 @@ bool herald_service::ready(std::string& reason) {
   return true;
 }
 
-void herald_service::close_all(std::chrono::milliseconds grace) {
+std::vector<std::shared_ptr<net::session_control>> herald_service::begin_drain() {
   draining_ = true;
   std::vector<std::shared_ptr<net::session_control>> sinks;
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    for (auto& [id, e] : conns_)
-      if (auto s = e.sink.lock())
-        sinks.push_back(std::move(s));
-  }
-  for (auto& s : sinks) {
-    net::close_request req;
-    req.reason = net::close_reason::shutdown;
-    req.code = info(errc::shutting_down).close_code; // 1012; SSE: herald.shutdown with retry:
-    req.text = "service restart";
-    req.flush_queued = true;
-    req.grace = grace;
-    s->close(std::move(req));
-  }
+  std::lock_guard<std::mutex> guard{mtx_};
+  sinks.reserve(conns_.size());
+  for (auto& [id, e] : conns_)
+    if (auto s = e.sink.lock())
+      sinks.push_back(std::move(s));
+  return sinks;
+}
+
+void herald_service::close_for_shutdown(net::session_control& connection,
+                                        std::chrono::milliseconds grace) {
+  net::close_request req;
+  req.reason = net::close_reason::shutdown;
+  req.code = info(errc::shutting_down).close_code; // 1012; SSE: herald.shutdown with retry:
+  req.text = "service restart";
+  req.flush_queued = true;
+  req.grace = grace;
+  connection.close(std::move(req));
 }
 
 void herald_service::stop_actors() {

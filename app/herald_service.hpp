@@ -40,14 +40,19 @@ public:
   /// Logs the refusal through the client log limiter (kind "bad_request").
   void request_refused(errc code, std::string_view message, std::string_view peer) override;
 
-  /// Graceful shutdown: marks the service draining (readyz 503, new requests
-  /// 503), then asks every open connection to write what it has queued and
-  /// close within `grace`: WebSocket with close 1012 "service restart" (RFC
-  /// 6455 section 7.4.1, IANA registry), SSE with a final `retry:`
-  /// hint (--shutdown-retry-ms, session_options::shutdown_retry_ms) and
-  /// `event: herald.shutdown` (docs/protocol.md).
-  /// Thread-safe.
-  void close_all(std::chrono::milliseconds grace);
+  /// Graceful shutdown, first step: marks the service draining (readyz 503,
+  /// new requests 503) and returns every open connection's control seam, to
+  /// be closed with close_for_shutdown() (all at once, or in batches over
+  /// --shutdown-drain-window). Thread-safe.
+  std::vector<std::shared_ptr<net::session_control>> begin_drain();
+
+  /// Asks one connection to write what it has queued and close within
+  /// `grace` (ms): WebSocket with close 1012 "service restart" (RFC 6455
+  /// section 7.4.1, IANA registry), SSE with a final `retry:` hint
+  /// (--shutdown-retry-ms) and `event: herald.shutdown` (docs/protocol.md).
+  /// Publications keep reaching it until then. Thread-safe.
+  static void close_for_shutdown(net::session_control& connection,
+                                 std::chrono::milliseconds grace);
   /// Stops the connection actors that are still running. Thread-safe.
   void stop_actors();
   /// Open connections now.

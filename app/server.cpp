@@ -164,8 +164,9 @@ int run_server(config& cfg) {
   flush_client_log();
 
   // Graceful shutdown (README "Operations"): not ready at once, stop
-  // accepting, let every client flush its queue and get its close (WS 1012,
-  // SSE retry hint + herald.shutdown) within --shutdown-timeout, then stop.
+  // accepting, close the clients in batches over --shutdown-drain-window,
+  // each flushing its queue and getting its close (WS 1012, SSE retry hint +
+  // herald.shutdown) within --shutdown-timeout, then stop.
   // A second signal stops at once.
   asio::signal_set signals{ioc, SIGINT, SIGTERM};
   auto work = asio::make_work_guard(ioc);
@@ -186,7 +187,49 @@ int run_server(config& cfg) {
              {{"signal", sig},
               {"connections", service.connections()},
               {"shutdown_timeout_s", cfg.shutdown_timeout}});
-    service.close_all(grace); // draining first
+    // Draining first (readyz 503), then the connections closed in batches
+    // spread over --shutdown-drain-window, so their reconnects spread over
+    // the other instances instead of landing in the same second; the ones
+    // not closed yet keep getting publications. Each close may take what is
+    // left of --shutdown-timeout to flush.
+    auto left = std::make_shared<std::vector<std::shared_ptr<net::session_control>>>(
+      service.begin_drain());
+    // At most half the shutdown timeout: the last ones closed need time to flush.
+    const auto window = std::min(std::chrono::milliseconds(cfg.shutdown_drain_window),
+                                 std::chrono::milliseconds(grace) / 2);
+    constexpr auto tick = std::chrono::milliseconds(50);
+    const std::size_t ticks = std::max<std::size_t>(1, window / tick);
+    const std::size_t total = left->size();
+    const auto close_by = shutdown_started + grace;
+    if (total > 0)
+      log_with(spdlog::level::info, "closing connections",
+               {{"connections", total}, {"drain_window_ms", window.count()}, {"batches", ticks}});
+    auto drain_timer = std::make_shared<asio::steady_timer>(ioc);
+    auto close_batch = std::make_shared<std::function<void()>>();
+    auto batch = std::make_shared<std::size_t>(0);
+    *close_batch = [left, total, ticks, batch, close_by, drain_timer, close_batch, tick] {
+      using namespace std::chrono;
+      const auto now = steady_clock::now();
+      const auto grace_left =
+        std::max(milliseconds(100), duration_cast<milliseconds>(close_by - now));
+      // After batch k (from 1), ceil(k * total / ticks) are closed: even
+      // batches over the whole window whatever the count, the first at once.
+      const std::size_t closed_after = (++*batch * total + ticks - 1) / ticks;
+      while (total - left->size() < closed_after && !left->empty()) {
+        herald_service::close_for_shutdown(*left->back(), grace_left);
+        left->pop_back();
+      }
+      if (left->empty()) {
+        *close_batch = nullptr; // break the self-reference
+        return;
+      }
+      drain_timer->expires_after(tick);
+      drain_timer->async_wait([close_batch](const boost::system::error_code& ec) {
+        if (!ec && *close_batch)
+          (*close_batch)();
+      });
+    };
+    (*close_batch)();
     listener->stop();
     log_timer.cancel();
     signals.async_wait(on_second_signal);

@@ -324,6 +324,35 @@ describe("graceful shutdown", () => {
     assert.match(h.log(), /stopped/);
   });
 
+  test("SIGTERM closes the connections in batches spread over --shutdown-drain-window", { timeout: 60_000 }, async () => {
+    // Issue #24: an instance that closed all its connections at once would
+    // send them all to the other instances in the same second.
+    const h = await startHerald(["--shutdown-timeout=8", "--shutdown-drain-window=1500"]);
+    const CH = "stream:shutdown-drain";
+    const N = 40;
+    const clients = [];
+    for (let i = 0; i < N; i++) {
+      const c = await wsConnect(h.url);
+      assert.equal((await wsSubscribe(c, CH)).op, "subscribed");
+      clients.push(c);
+    }
+    const t0 = Date.now();
+    const closedAt = clients.map((c) => c.closed.then((e) => ({ at: Date.now() - t0, code: e.code })));
+    process.kill(h.pid, "SIGTERM");
+    const closes = await Promise.all(closedAt);
+    assert.ok(closes.every((c) => c.code === 1012), `close codes ${closes.map((c) => c.code)}`);
+    const times = closes.map((c) => c.at).sort((a, b) => a - b);
+    const spread = times.at(-1) - times[0];
+    // One batch every 50 ms over 1.5 s: the last close comes more than a
+    // second after the first, and no more than a few close together.
+    assert.ok(spread >= 1000, `closes spread over ${spread} ms (${times})`);
+    const first300 = times.filter((t) => t - times[0] < 300).length;
+    assert.ok(first300 <= N / 3, `${first300} of ${N} closed in the first 300 ms (${times})`);
+    const [code] = h.process.exitCode !== null ? [h.process.exitCode] : await once(h.process, "exit");
+    assert.equal(code, 0);
+    assert.match(h.log(), /closing connections/);
+  });
+
   test("a client that never reads does not hold the exit beyond --shutdown-timeout", { timeout: 30_000 }, async () => {
     const h = await startHerald(["--shutdown-timeout=2", "--client-max-buffer=33554432"]);
     const CH = "stream:shutdown-2";
