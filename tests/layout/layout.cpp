@@ -145,6 +145,33 @@ const tree& project() {
   return t;
 }
 
+// Every line of the project's files that `in_scope` picks where `matches`
+// holds, as "file:line: text".
+std::vector<std::string>
+lines_where(const std::function<bool(const std::string& file)>& in_scope,
+            const std::function<bool(const std::string& file, const std::string& line)>& matches) {
+  std::vector<std::string> found;
+  for (const auto& f : project().files) {
+    if (!in_scope(f))
+      continue;
+    std::istringstream lines(read(root / f));
+    std::string line;
+    int n = 0;
+    while (std::getline(lines, line)) {
+      ++n;
+      if (matches(f, line))
+        found.push_back(f + ":" + std::to_string(n) + ": " + line);
+    }
+  }
+  return found;
+}
+
+void check_none(const std::vector<std::string>& wrong) {
+  for (const auto& w : wrong)
+    UNSCOPED_INFO(w);
+  CHECK(wrong.empty());
+}
+
 } // namespace
 
 TEST_CASE("layout: no include cycle between project files", "[layout]") {
@@ -266,22 +293,9 @@ TEST_CASE("layout: only the codecs branch on the WebSocket dialect", "[layout]")
   static const std::regex branch(
     R"re(dialect\s*[!=]=|[!=]=\s*(net::)?(ws::)?dialect::|switch\s*\([^)]*dialect)re");
   const std::set<std::string> chooses = {"net/ws/ws_session.cpp"};
-  std::vector<std::string> wrong;
-  for (const auto& f : project().files) {
-    if (f.rfind("net/wire/", 0) == 0 || chooses.count(f) > 0)
-      continue;
-    std::istringstream lines(read(root / f));
-    std::string line;
-    int n = 0;
-    while (std::getline(lines, line)) {
-      ++n;
-      if (std::regex_search(line, branch))
-        wrong.push_back(f + ":" + std::to_string(n) + ": " + line);
-    }
-  }
-  for (const auto& w : wrong)
-    UNSCOPED_INFO(w);
-  CHECK(wrong.empty());
+  check_none(lines_where(
+    [&](const std::string& f) { return f.rfind("net/wire/", 0) != 0 && chooses.count(f) == 0; },
+    [](const std::string&, const std::string& line) { return std::regex_search(line, branch); }));
 }
 
 TEST_CASE("layout: what a client reads comes from its codec and never from a transport branch",
@@ -292,26 +306,18 @@ TEST_CASE("layout: what a client reads comes from its codec and never from a tra
   // closes (a code and a reason) and never build a transport's last bytes.
   static const std::regex names_transport(R"re(transport::(sse|ws)\b)re");
   static const std::regex builds_sse(R"re(sse::encode_(gap|token_expired|shutdown|cursor)|final_frame)re");
-  std::vector<std::string> wrong;
-  for (const auto& f : project().files) {
-    const bool core = f.rfind("net/core/subscription_table.", 0) == 0 ||
-                      f.rfind("net/core/stream_session.", 0) == 0;
-    const bool control = f.rfind("actors/", 0) == 0 || f.rfind("app/", 0) == 0;
-    if (!core && !control)
-      continue;
-    std::istringstream lines(read(root / f));
-    std::string line;
-    int n = 0;
-    while (std::getline(lines, line)) {
-      ++n;
-      if ((core && std::regex_search(line, names_transport)) ||
-          (control && std::regex_search(line, builds_sse)))
-        wrong.push_back(f + ":" + std::to_string(n) + ": " + line);
-    }
-  }
-  for (const auto& w : wrong)
-    UNSCOPED_INFO(w);
-  CHECK(wrong.empty());
+  auto core = [](const std::string& f) {
+    return f.rfind("net/core/subscription_table.", 0) == 0 ||
+           f.rfind("net/core/stream_session.", 0) == 0;
+  };
+  auto control = [](const std::string& f) {
+    return f.rfind("actors/", 0) == 0 || f.rfind("app/", 0) == 0;
+  };
+  check_none(lines_where([&](const std::string& f) { return core(f) || control(f); },
+                         [&](const std::string& f, const std::string& line) {
+                           return (core(f) && std::regex_search(line, names_transport)) ||
+                                  (control(f) && std::regex_search(line, builds_sse));
+                         }));
 }
 
 TEST_CASE("layout: outcomes travel as values and no answer is parsed back from its text",
@@ -324,23 +330,12 @@ TEST_CASE("layout: outcomes travel as values and no answer is parsed back from i
   static const std::regex parses(R"re(json::parse\(|parse_client_json\()re");
   const std::vector<std::string> layers = {"actors/", "app/", "net/http/", "net/core/",
                                            "net/ws/", "net/sse/"};
-  std::vector<std::string> wrong;
-  for (const auto& f : project().files) {
-    if (std::none_of(layers.begin(), layers.end(),
-                     [&](const std::string& l) { return f.rfind(l, 0) == 0; }))
-      continue;
-    std::istringstream lines(read(root / f));
-    std::string line;
-    int n = 0;
-    while (std::getline(lines, line)) {
-      ++n;
-      if (std::regex_search(line, parses))
-        wrong.push_back(f + ":" + std::to_string(n) + ": " + line);
-    }
-  }
-  for (const auto& w : wrong)
-    UNSCOPED_INFO(w);
-  CHECK(wrong.empty());
+  check_none(lines_where(
+    [&](const std::string& f) {
+      return std::any_of(layers.begin(), layers.end(),
+                         [&](const std::string& l) { return f.rfind(l, 0) == 0; });
+    },
+    [](const std::string&, const std::string& line) { return std::regex_search(line, parses); }));
 }
 
 TEST_CASE("layout: no CAF in net/; only the standard library and nlohmann/json in net/wire",
