@@ -169,6 +169,7 @@ int run_server(config& cfg) {
   // herald.shutdown) within --shutdown-timeout, then stop.
   // A second signal stops at once.
   asio::signal_set signals{ioc, SIGINT, SIGTERM};
+  asio::steady_timer drain_timer{ioc}; // paces the shutdown's batches of closes
   auto work = asio::make_work_guard(ioc);
   auto shutdown_started = std::chrono::steady_clock::now();
   std::function<void(const boost::system::error_code&, int)> on_second_signal =
@@ -192,8 +193,11 @@ int run_server(config& cfg) {
     // the other instances instead of landing in the same second; the ones
     // not closed yet keep getting publications. Each close may take what is
     // left of --shutdown-timeout to flush.
-    auto left = std::make_shared<std::vector<std::shared_ptr<net::session_control>>>(
-      service.begin_drain());
+    // Weak: a connection that ends on its own meanwhile is not kept, and a
+    // stop before the last batch leaves no session to outlive its shard.
+    auto left = std::make_shared<std::vector<std::weak_ptr<net::session_control>>>();
+    for (auto& connection : service.begin_drain())
+      left->push_back(connection);
     // At most half the shutdown timeout: the last ones closed need time to flush.
     const auto window = std::min(std::chrono::milliseconds(cfg.shutdown_drain_window),
                                  std::chrono::milliseconds(grace) / 2);
@@ -204,10 +208,13 @@ int run_server(config& cfg) {
     if (total > 0)
       log_with(spdlog::level::info, "closing connections",
                {{"connections", total}, {"drain_window_ms", window.count()}, {"batches", ticks}});
-    auto drain_timer = std::make_shared<asio::steady_timer>(ioc);
     auto close_batch = std::make_shared<std::function<void()>>();
     auto batch = std::make_shared<std::size_t>(0);
-    *close_batch = [left, total, ticks, batch, close_by, drain_timer, close_batch, tick] {
+    // The closure holds itself only weakly and the timer by reference: the
+    // timer's pending handler holds it strongly, so a stop before the last
+    // batch (every client gone on its own) leaves no cycle behind.
+    *close_batch = [left, total, ticks, batch, close_by, &drain_timer,
+                    weak = std::weak_ptr<std::function<void()>>(close_batch), tick] {
       using namespace std::chrono;
       const auto now = steady_clock::now();
       const auto grace_left =
@@ -216,17 +223,17 @@ int run_server(config& cfg) {
       // batches over the whole window whatever the count, the first at once.
       const std::size_t closed_after = (++*batch * total + ticks - 1) / ticks;
       while (total - left->size() < closed_after && !left->empty()) {
-        herald_service::close_for_shutdown(*left->back(), grace_left);
+        if (auto connection = left->back().lock())
+          herald_service::close_for_shutdown(*connection, grace_left);
         left->pop_back();
       }
-      if (left->empty()) {
-        *close_batch = nullptr; // break the self-reference
+      auto self = weak.lock();
+      if (left->empty() || !self)
         return;
-      }
-      drain_timer->expires_after(tick);
-      drain_timer->async_wait([close_batch](const boost::system::error_code& ec) {
-        if (!ec && *close_batch)
-          (*close_batch)();
+      drain_timer.expires_after(tick);
+      drain_timer.async_wait([self](const boost::system::error_code& ec) {
+        if (!ec)
+          (*self)();
       });
     };
     (*close_batch)();

@@ -353,6 +353,27 @@ describe("graceful shutdown", () => {
     assert.match(h.log(), /closing connections/);
   });
 
+  test("clients that leave on their own during the drain let it end early, cleanly", { timeout: 60_000 }, async () => {
+    // The drain's pacing timer is still pending when the last connection
+    // goes: the process stops at once and leaves nothing behind (the ASan
+    // stage fails on any leak or use after free at exit).
+    const h = await startHerald(["--shutdown-timeout=8", "--shutdown-drain-window=3000"]);
+    const clients = [];
+    for (let i = 0; i < 20; i++) {
+      const c = await wsConnect(h.url);
+      assert.equal((await wsSubscribe(c, "stream:shutdown-leave")).op, "subscribed");
+      clients.push(c);
+    }
+    const t0 = Date.now();
+    process.kill(h.pid, "SIGTERM");
+    await waitUntil(() => /closing connections/.test(h.log()), { timeoutMs: 2000, what: "the drain began" });
+    for (const c of clients) c.ws.terminate();
+    const [code] = h.process.exitCode !== null ? [h.process.exitCode] : await once(h.process, "exit");
+    assert.equal(code, 0);
+    const took = Date.now() - t0;
+    assert.ok(took < 2500, `exited ${took} ms after SIGTERM, before the 3 s drain window ended`);
+  });
+
   test("a client that never reads does not hold the exit beyond --shutdown-timeout", { timeout: 30_000 }, async () => {
     const h = await startHerald(["--shutdown-timeout=2", "--client-max-buffer=33554432"]);
     const CH = "stream:shutdown-2";
