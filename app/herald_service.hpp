@@ -76,8 +76,6 @@ private:
   std::shared_ptr<const net::auth::policy> auth_;
   std::size_t max_subscribe_attempts_;         ///< --max-subscribe-attempts
   std::chrono::milliseconds ws_ping_interval_; ///< --ws-ping-interval (Centrifugo connect reply)
-  /// WebSocket subscribes unanswered this long get `unavailable`: twice
-  /// --redis-command-timeout-ms in cluster mode, 0 (never) in-process.
   mutable std::mutex mtx_;
   std::unordered_map<std::uint64_t, entry> conns_;
   std::atomic<std::uint64_t> next_id_{1};

@@ -177,6 +177,7 @@ int run_server(config& cfg) {
       if (ec)
         return;
       spdlog::warn("signal {} during shutdown: stopping now", sig);
+      drain_timer.cancel(); // no more batches of closes
       ioc.stop();
     };
   signals.async_wait([&](const boost::system::error_code& ec, int sig) {
@@ -246,11 +247,12 @@ int run_server(config& cfg) {
     auto timer = std::make_shared<asio::steady_timer>(ioc);
     auto deadline = std::chrono::steady_clock::now() + grace + std::chrono::milliseconds(500);
     auto poll = std::make_shared<std::function<void()>>();
-    *poll = [&ioc, &service, timer, deadline, poll, &signals] {
+    *poll = [&ioc, &service, timer, deadline, poll, &signals, &drain_timer] {
       if (service.connections() == 0 || std::chrono::steady_clock::now() >= deadline) {
         if (auto left = service.connections())
           spdlog::warn("shutdown timeout: {} connection(s) still open are dropped", left);
         signals.cancel();
+        drain_timer.cancel(); // every connection is gone, or the time is up
         ioc.stop();
         *poll = nullptr; // break the self-reference
         return;

@@ -43,8 +43,6 @@ struct session_options {
   /// byte to its last, across fragments: a message left open longer, idle or
   /// trickling, closes the connection with 1008.
   std::chrono::milliseconds ws_message_timeout{10'000};
-  /// WebSocket: time allowed for the upgrade handshake and for the close.
-  std::chrono::milliseconds ws_handshake_timeout{10'000};
   /// HTTP: largest request head (request line and headers, bytes): 431 above.
   std::size_t max_header_bytes = 8 * 1024;
   /// HTTP: largest publish body (bytes): 413 above.

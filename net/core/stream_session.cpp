@@ -110,12 +110,21 @@ void stream_session::arm_subscribe_timer() {
   });
 }
 
+// The table may go on writing after a write of its own closed the session
+// (a replay that crosses the high-water mark): once closing, nothing more is
+// queued, so the close's final bytes stay the last ones (RFC 6455 section
+// 5.5.1: nothing after a Close frame; SSE: no event after the slow-client
+// gap, whose cursor must be the last one the client holds).
 void stream_session::write_publication(const publication&, std::string prefix, const frame& body,
                                        std::int64_t accepted_ns) {
+  if (closing_ || closed_)
+    return;
   push(std::move(prefix), body, accepted_ns);
 }
 
 void stream_session::write_message(std::string id_line, std::string body) {
+  if (closing_ || closed_)
+    return;
   push_message(std::move(id_line), make_frame(std::move(body)), 0);
 }
 

@@ -76,8 +76,10 @@ protected:
                  const session_codec& codec);
 
   /// Queues bytes (prefix, then body) and starts a write if none is in
-  /// flight. Applies the high-water mark. @param accepted_ns as in
-  /// session_control::deliver.
+  /// flight. Applies the high-water mark (the slow-client close). @param
+  /// accepted_ns when the publication in `body` was accepted
+  /// (net/obs/metrics.hpp now_ns()), for publish-to-write latency; 0 for
+  /// anything that is not a publication.
   void push(std::string&& prefix, frame body, std::int64_t accepted_ns = 0);
   /// Closes as `req` says (see session_control::close); on the shard thread.
   void on_close(close_request req);

@@ -59,7 +59,8 @@ subscription_table::give_up_overdue(time_point now, std::string_view why) {
       ++it;
       continue;
     }
-    write(codec_->pending_error(it->id, it->channel, errc::unavailable, why));
+    if (!it->id.is_null()) // every id gets its one reply; a subscribe without one, none
+      write(codec_->pending_error(it->id, it->channel, errc::unavailable, why));
     given_up.emplace_back(std::move(it->channel), it->request);
     it = entries_.erase(it);
   }

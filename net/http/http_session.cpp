@@ -200,7 +200,8 @@ void http_session::handle(request req) {
       return;
     }
     // What Beast would refuse in plain text, refused here in JSON.
-    if (auto e = ws::check_upgrade(header(req, bhttp::field::sec_websocket_version),
+    if (auto e = ws::check_upgrade(header(req, bhttp::field::host),
+                                   header(req, bhttp::field::sec_websocket_version),
                                    header(req, bhttp::field::sec_websocket_key), detail);
         e != errc::none) {
       send_error(e, detail, false, version);

@@ -1,7 +1,8 @@
 // ws_session: one WebSocket client (RFC 6455) speaking the JSON protocol of
 // docs/protocol.md.
 //
-// The opening handshake (section 4.2) is Beast's (accept_upgrade below);
+// The opening handshake's answer (section 4.2.2) is Herald's own
+// (accept_upgrade below; the 101 goes out first when the session starts);
 // the open connection's framing is Herald's own (net/wire/ws/frame_codec.hpp): a
 // publication's frame header and payload are encoded once and shared by
 // every subscriber, and queued frames go out in one gathered write with the
@@ -65,7 +66,8 @@ void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body>
 
 class ws_session final : public stream_session {
 public:
-  /// @param socket a connected socket whose handshake is done, on a shard.
+  /// @param socket a connected socket whose upgrade request was accepted
+  ///        (answer_upgrade() gives the 101 that start() writes first), on a shard.
   /// @param d the command layer the client speaks.
   ws_session(tcp::socket socket, const session_options& opts, dialect d = dialect::herald);
 

@@ -627,7 +627,6 @@ TEST_CASE("the defaults of the lower layers' option structs are the option table
   CHECK(s.ws_pong_timeout == d.ws_pong_timeout);
   CHECK(s.max_ws_message_bytes == d.max_ws_message_bytes);
   CHECK(s.ws_message_timeout == d.ws_message_timeout);
-  CHECK(s.ws_handshake_timeout == d.ws_handshake_timeout);
   CHECK(s.max_header_bytes == d.max_header_bytes);
   CHECK(s.max_publish_bytes == d.max_publish_bytes);
   CHECK(s.request_timeout == d.request_timeout);

@@ -1,7 +1,7 @@
 // Fuzz target: a WebSocket upgrade request as a client sends it, through
 // Beast's request parser and then Herald's own opening handshake, as
 // http_session and ws::accept_upgrade run it: is_upgrade, check_upgrade
-// (version 13, a 16-byte base64 key), the subprotocol offer, the accept hash
+// (a Host, version 13, a 16-byte base64 key), the subprotocol offer, the accept hash
 // and the 101 answer (RFC 6455 section 4.2). Whatever the client sends, the
 // answer is one well-formed head: no field of the request reaches it except
 // through the accept hash.
@@ -36,7 +36,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
   std::string detail;
   auto version = req[bhttp::field::sec_websocket_version];
   auto key = req[bhttp::field::sec_websocket_key];
-  auto e = ws::check_upgrade({version.data(), version.size()}, {key.data(), key.size()}, detail);
+  auto host = req[bhttp::field::host];
+  auto e = ws::check_upgrade({host.data(), host.size()}, {version.data(), version.size()},
+                             {key.data(), key.size()}, detail);
   FUZZ_CHECK(e == errc::none || e == errc::upgrade_required || e == errc::invalid_request);
   if (e != errc::none) {
     FUZZ_CHECK(!detail.empty());

@@ -19,7 +19,12 @@ std::string_view trim(std::string_view s) noexcept {
 
 } // namespace
 
-errc check_upgrade(std::string_view version, std::string_view key, std::string& detail) {
+errc check_upgrade(std::string_view host, std::string_view version, std::string_view key,
+                   std::string& detail) {
+  if (trim(host).empty()) {
+    detail = "the WebSocket upgrade needs a Host header (RFC 6455 section 4.1 item 3)";
+    return errc::invalid_request;
+  }
   version = trim(version);
   if (version != "13") {
     detail = version.empty() ? "the WebSocket upgrade needs Sec-WebSocket-Version: 13"

@@ -2,7 +2,7 @@
 // own: the checks of the client's request, made so that every refusal is
 // Herald's JSON error body (docs/protocol.md "HTTP errors"), and the server's
 // 101 answer. Pure functions: no Asio, no Beast types (the accept hash needs
-// SHA-1: net/ws/ws_session.hpp accept_key()).
+// SHA-1: net/ws/accept_key.hpp).
 #pragma once
 
 #include "net/wire/errors.hpp"
@@ -15,6 +15,8 @@ namespace herald::net::ws {
 /// Checks the fields RFC 6455 section 4.2.1 asks of a client's opening
 /// handshake beyond what websocket::is_upgrade checks (GET, `Connection:
 /// upgrade`, `Upgrade: websocket`):
+/// @param host the `Host` field's value ("" if absent: errc::invalid_request,
+///        section 4.1 item 3; Beast's own handshake refused it too).
 /// @param version the `Sec-WebSocket-Version` field's value ("" if absent).
 /// @param key the `Sec-WebSocket-Key` field's value ("" if absent).
 /// @param detail receives the reason on refusal.
@@ -23,7 +25,8 @@ namespace herald::net::ws {
 ///          exactly `13`; errc::invalid_request (400) when the key is not the
 ///          base64 encoding of 16 bytes (24 characters ending in `==`,
 ///          section 4.1 item 7); errc::none otherwise.
-errc check_upgrade(std::string_view version, std::string_view key, std::string& detail);
+errc check_upgrade(std::string_view host, std::string_view version, std::string_view key,
+                   std::string& detail);
 
 /// Whether a `Sec-WebSocket-Protocol` field value (a comma-separated list of
 /// tokens, RFC 6455 section 4.1 item 10; optional whitespace around commas)

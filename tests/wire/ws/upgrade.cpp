@@ -12,19 +12,23 @@ using herald::net::ws::offers_subprotocol;
 
 TEST_CASE("check_upgrade: version 13 and a 16-byte base64 key", "[ws][upgrade][bad-input]") {
   std::string detail;
-  CHECK(check_upgrade("13", "dGhlIHNhbXBsZSBub25jZQ==", detail) == errc::none);
-  CHECK(check_upgrade(" 13 ", "dGhlIHNhbXBsZSBub25jZQ==", detail) == errc::none);
+  // No Host (RFC 6455 section 4.1 item 3): refused, as Beast's handshake did.
+  CHECK(check_upgrade("", "13", "dGhlIHNhbXBsZSBub25jZQ==", detail) == errc::invalid_request);
+  CHECK(detail.find("Host") != std::string::npos);
+  CHECK(check_upgrade("  ", "13", "dGhlIHNhbXBsZSBub25jZQ==", detail) == errc::invalid_request);
+  CHECK(check_upgrade("h", "13", "dGhlIHNhbXBsZSBub25jZQ==", detail) == errc::none);
+  CHECK(check_upgrade("h", " 13 ", "dGhlIHNhbXBsZSBub25jZQ==", detail) == errc::none);
   for (const char* v : {"", "8", "12", "13, 8", "130", "1 3"}) {
     CAPTURE(v);
     detail.clear();
-    CHECK(check_upgrade(v, "dGhlIHNhbXBsZSBub25jZQ==", detail) == errc::upgrade_required);
+    CHECK(check_upgrade("h", v, "dGhlIHNhbXBsZSBub25jZQ==", detail) == errc::upgrade_required);
     CHECK_FALSE(detail.empty());
   }
   for (const char* k : {"", "abc", "dGhlIHNhbXBsZSBub25jZQ=", "dGhlIHNhbXBsZSBub25jZQ==x",
                         "dGhlIHNhbXBsZSBub25jZ!==", "dGhlIHNhbXBsZSBub25jZQAA"}) {
     CAPTURE(k);
     detail.clear();
-    CHECK(check_upgrade("13", k, detail) == errc::invalid_request);
+    CHECK(check_upgrade("h", "13", k, detail) == errc::invalid_request);
     CHECK_FALSE(detail.empty());
   }
 }
