@@ -75,26 +75,25 @@ std::optional<subscription_table::time_point> subscription_table::next_due() con
   return next;
 }
 
+bool subscription_table::drop(const std::string& channel, std::string_view why) {
+  entry* e = find(channel);
+  if (e == nullptr)
+    return false;
+  end_pending(*e, why);
+  entries_.erase(entries_.begin() + (e - entries_.data()));
+  return true;
+}
+
 void subscription_table::forget(const std::string& channel,
                                 std::optional<nlohmann::json> unsub_id) {
-  auto it = std::find_if(entries_.begin(), entries_.end(),
-                         [&](const entry& e) { return e.channel == channel; });
-  if (it != entries_.end()) {
-    end_pending(*it, "unsubscribed before the subscription completed");
-    entries_.erase(it);
-  }
+  drop(channel, "unsubscribed before the subscription completed");
   if (unsub_id)
     write(codec_->unsubscribed(*unsub_id, channel));
 }
 
 void subscription_table::revoke(const std::string& channel, std::string_view why) {
-  auto it = std::find_if(entries_.begin(), entries_.end(),
-                         [&](const entry& e) { return e.channel == channel; });
-  if (it == entries_.end())
-    return;
-  end_pending(*it, why);
-  entries_.erase(it);
-  write(codec_->revoked(channel, why));
+  if (drop(channel, why))
+    write(codec_->revoked(channel, why));
 }
 
 void subscription_table::end_pending(entry& e, std::string_view why) {

@@ -161,6 +161,9 @@ private:
   };
 
   entry* find(const std::string& channel) noexcept;
+  /// Drops `channel`'s entry, answering its pending subscribe first
+  /// (end_pending, with `why`); false when there is none.
+  bool drop(const std::string& channel, std::string_view why);
   /// Writes one codec message (nothing if empty); with the cursor's id
   /// line first where the codec carries_cursor().
   void write(std::string body);
