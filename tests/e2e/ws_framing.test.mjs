@@ -9,6 +9,7 @@
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import http from "node:http";
+import net from "node:net";
 import { after, before, describe, test } from "node:test";
 
 import { awaitBackgroundStops, publishOk, suiteHerald } from "./lib/herald.mjs";
@@ -75,6 +76,23 @@ describe("WebSocket framing", () => {
         assert.equal(JSON.parse(r.body).error.code, code, what);
         if (status === 426) assert.equal(r.headers["sec-websocket-version"], "13", what);
       }
+    }
+    // No Host (RFC 6455 section 4.1 item 3): 400, never a 101 (node's http
+    // client always sends one, so this request is written by hand).
+    for (const path of ["/v1/ws", "/connection/websocket"]) {
+      const answer = await new Promise((resolve, reject) => {
+        const s = net.connect({ host: "127.0.0.1", port: h.port }, () =>
+          s.write(`GET ${path} HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
+                  `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Key: ${key}\r\n\r\n`));
+        let got = "";
+        s.on("data", (c) => (got += c));
+        s.on("end", () => resolve(got));
+        s.on("close", () => resolve(got));
+        s.on("error", reject);
+      });
+      assert.match(answer, /^HTTP\/1\.1 400 /, `${path} without Host: ${answer}`);
+      assert.match(answer, /"invalid_request"/, answer);
+      assert.match(answer, /Host header/, answer);
     }
     await wsStillReceives(h.url, bystander, BYSTANDER); // other clients unaffected
   });
