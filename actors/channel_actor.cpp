@@ -11,18 +11,11 @@
 namespace herald::actors {
 
 void channel_state::prune(caf::actor_clock::time_point now) {
-  while (!history.empty() && now - history.front()->at >= limits.ttl)
-    history.pop_front();
+  expire(now);
   while (!key_order.empty() && now - key_order.front().first >= limits.idempotency_window) {
     keys.erase(key_order.front().second);
     key_order.pop_front();
   }
-}
-
-void channel_state::append(publication_ptr p) {
-  history.push_back(std::move(p));
-  while (history.size() > limits.size)
-    history.pop_front();
 }
 
 void channel_state::refresh_fanout() {
@@ -43,47 +36,6 @@ void channel_state::refresh_fanout() {
   fanout_lists.clear();
   for (auto& [shard, list] : by_shard)
     fanout_lists.emplace_back(shard, std::move(list));
-}
-
-bool channel_state::holds(const publication& p) const {
-  if (history.empty() || p.offset < history.front()->offset || p.offset > offset)
-    return false;
-  const auto i = static_cast<std::size_t>(p.offset - history.front()->offset);
-  if (i >= history.size())
-    return false;
-  const auto& h = history[i];
-  return h->offset == p.offset && h->event == p.event && h->data == p.data;
-}
-
-recovery channel_state::decide(const std::optional<net::stream_position>& since,
-                               bool epoch_history) const {
-  recovery r;
-  if (!since)
-    return r;
-  if (since->epoch != epoch) {
-    r.reason = "epoch_changed";
-    if (epoch_history)
-      r.replay.assign(history.begin(), history.end()); // all of the current epoch
-    return r;
-  }
-  if (since->offset > offset) {
-    r.reason = "offset_in_future";
-    return r;
-  }
-  if (since->offset == offset) {
-    r.recovered = true;
-    return r;
-  }
-  // History offsets are contiguous and end at `offset`.
-  auto first_needed = since->offset + 1;
-  if (history.empty() || history.front()->offset > first_needed) {
-    r.reason = "history_expired";
-    return r;
-  }
-  auto skip = first_needed - history.front()->offset;
-  r.replay.assign(history.begin() + static_cast<std::ptrdiff_t>(skip), history.end());
-  r.recovered = true;
-  return r;
 }
 
 namespace {
@@ -124,12 +76,8 @@ void check_idle(channel_pointer self) {
 // Cluster mode: nobody here listens any more, so stop mirroring Redis.
 void stop_watching(channel_pointer self) {
   auto& st = self->state;
-  if (!st.gateway || !st.watching || !st.subscribers.empty() || !st.waiting.empty())
-    return;
-  self->send(st.gateway, unwatch_atom_v, st.name);
-  st.watching = st.synced = st.sync_again = false;
-  st.history.clear();
-  st.held.clear();
+  if (st.gateway && st.subscribers.empty() && st.waiting.empty() && st.mirror.unwatch(st))
+    self->send(st.gateway, unwatch_atom_v, st.name);
 }
 
 void remove_subscriber(channel_pointer self, const caf::actor& who) {
@@ -185,146 +133,44 @@ void answer(channel_pointer self, const subscribe_request& req, bool monitored =
              caf::actor_cast<caf::actor>(self));
 }
 
-// Takes the next publication of the channel: history, then one post per
-// shard that has subscribers.
-void apply(channel_pointer self, publication_ptr p) {
+// Hands a publication the log took to every shard that has subscribers,
+// one post per shard.
+void fan_out(channel_pointer self, const publication_ptr& p) {
   auto& st = self->state;
-  st.offset = p->offset;
-  st.append(p);
   st.refresh_fanout();
   for (const auto& [shard, list] : st.fanout_lists)
     shard->fanout(p, list);
-  schedule_prune(self);
 }
 
 // Cluster mode: asks the gateway for the channel's state in Redis.
-void request_sync(channel_pointer self) {
+void send_sync(channel_pointer self, const sync_request& r) {
+  self->send(self->state.gateway, sync_atom_v, self->state.name, r.after, r.epoch, r.delivered,
+             caf::actor_cast<caf::actor>(self));
+}
+
+// Cluster mode: carries out what the mirror answered.
+void carry_out(channel_pointer self, cluster_mirror::step step) {
   auto& st = self->state;
-  if (st.syncing) {
-    st.sync_again = true;
-    return;
+  if (!step.restored_epoch.empty())
+    spdlog::warn("channel {}: Redis brought back epoch {}, which this instance had left; "
+                 "moving to a new epoch",
+                 st.name, step.restored_epoch);
+  for (const auto& p : step.applied)
+    fan_out(self, p);
+  if (!step.applied.empty())
+    schedule_prune(self);
+  if (step.became_ready) {
+    auto waiting = std::move(st.waiting);
+    st.waiting.clear();
+    for (const auto& req : waiting)
+      answer(self, req, true);
   }
-  st.syncing = true;
-  st.sync_after = st.synced ? st.offset : 0;
-  // Our position goes along: Redis moves the channel to a new epoch if its
-  // head went back behind what we delivered (net/redis/sync.lua).
-  if (!st.stale_epoch.empty())
-    self->send(st.gateway, sync_atom_v, st.name, st.sync_after, st.stale_epoch, st.stale_delivered,
-               caf::actor_cast<caf::actor>(self));
-  else
-    self->send(st.gateway, sync_atom_v, st.name, st.sync_after, st.epoch, st.offset,
-               caf::actor_cast<caf::actor>(self));
-}
-
-// Remembers the epoch the channel is leaving and how far it delivered in it.
-void retire_epoch(channel_state& st) {
-  if (st.epoch.empty())
-    return;
-  auto it = std::find_if(st.retired.begin(), st.retired.end(),
-                         [&](const auto& r) { return r.first == st.epoch; });
-  if (it != st.retired.end())
-    st.retired.erase(it);
-  st.retired.emplace_back(st.epoch, st.offset);
-  if (st.retired.size() > channel_state::max_retired_epochs)
-    st.retired.erase(st.retired.begin());
-}
-
-void on_synced(channel_pointer self, sync_result& res) {
-  auto& st = self->state;
-  st.syncing = false;
-  if (!st.watching)
-    return; // nobody listens any more
-  if (!res.ok) {
-    // Redis (or just the command connections) went away meanwhile. Try
-    // again shortly: the subscriber may already be back, and then no new
-    // watch confirmation would come to trigger it.
-    spdlog::debug("channel {}: sync failed: {}; retrying", st.name, res.error);
+  if (step.retry_later) {
+    spdlog::debug("channel {}: sync failed: {}; retrying", st.name, step.error);
     self->delayed_send(self, sync_retry_delay, watching_atom_v);
-    return;
   }
-  st.stale_epoch.clear();
-  if (res.epoch != st.epoch) {
-    auto old = std::find_if(st.retired.begin(), st.retired.end(),
-                            [&](const auto& r) { return r.first == res.epoch; });
-    if (old != st.retired.end()) {
-      // An epoch we left is back (Redis restored from an older snapshot):
-      // its offsets up to what we delivered were issued for other
-      // publications. Have the sync script move the channel to a new epoch;
-      // "delivered" above its head makes the script's rule apply.
-      spdlog::warn("channel {}: Redis brought back epoch {} (head {}, {} delivered before); "
-                   "moving to a new epoch",
-                   st.name, res.epoch, res.head, old->second);
-      st.stale_epoch = res.epoch;
-      st.stale_delivered = std::max(old->second, res.head + 1);
-      st.synced = false;
-      request_sync(self);
-      return;
-    }
-    if (st.sync_after > 0) {
-      // We asked for what follows our offset in an epoch that is gone: read
-      // the new epoch from its start.
-      st.synced = false;
-      request_sync(self);
-      return;
-    }
-    retire_epoch(st);
-    st.epoch = res.epoch;
-    st.offset = 0;
-    st.history.clear();
-  }
-  for (auto& p : res.entries)
-    if (p->epoch == st.epoch && p->offset > st.offset)
-      apply(self, std::move(p));
-  for (auto& [off, p] : st.held)
-    if (p->epoch == st.epoch && off > st.offset)
-      apply(self, p);
-  st.held.clear();
-  if (res.head > st.offset)
-    st.offset = res.head; // entries trimmed away: subscribers see the jump as a gap
-  st.synced = true;
-  auto waiting = std::move(st.waiting);
-  st.waiting.clear();
-  for (const auto& req : waiting)
-    answer(self, req, true);
-  if (st.sync_again) {
-    st.sync_again = false;
-    request_sync(self);
-  }
-}
-
-void on_remote(channel_pointer self, const publication_ptr& p) {
-  auto& st = self->state;
-  if (!st.watching)
-    return;
-  if (!st.synced || st.syncing) {
-    st.held.emplace(p->offset, p);
-    return;
-  }
-  if (p->epoch != st.epoch) {
-    // The channel's history was lost in Redis and a new epoch began.
-    st.held.emplace(p->offset, p);
-    st.synced = false;
-    request_sync(self);
-    return;
-  }
-  if (p->offset <= st.offset) {
-    // Already have it, normally (the sync read it from the stream). If what
-    // we hold at that offset is another publication, or we cannot tell, the
-    // channel's history in Redis may have gone backwards and offsets are
-    // being issued again: a sync compares Redis's head with what we
-    // delivered and moves the channel to a new epoch if so.
-    if (!st.holds(*p))
-      request_sync(self);
-    return;
-  }
-  if (p->offset > st.offset + 1) {
-    // Publications went missing on the way (Redis away, pub/sub dropped):
-    // fill the gap from the stream before going on.
-    st.held.emplace(p->offset, p);
-    request_sync(self);
-    return;
-  }
-  apply(self, p);
+  if (step.sync)
+    send_sync(self, *step.sync);
 }
 
 } // namespace
@@ -347,24 +193,26 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
     [self](subscribe_atom, const subscribe_request& req) {
       auto& st = self->state;
       ++st.ops_received;
-      if (!st.gateway || (st.synced && !st.syncing)) {
+      if (!st.gateway || st.mirror.ready()) {
         answer(self, req);
         return;
       }
       // Cluster mode, mirror not ready: answer once it is.
       st.waiting.push_back(req);
       self->monitor(req.subscriber);
-      if (!st.watching) {
-        st.watching = true;
+      if (st.mirror.watch())
         self->send(st.gateway, watch_atom_v, st.name, caf::actor_cast<caf::actor>(self));
-      }
     },
     [self](watching_atom) {
-      if (self->state.watching)
-        request_sync(self);
+      if (auto r = self->state.mirror.on_watching(self->state))
+        send_sync(self, *r);
     },
-    [self](synced_atom, sync_result& res) { on_synced(self, res); },
-    [self](remote_atom, const publication_ptr& p) { on_remote(self, p); },
+    [self](synced_atom, sync_result& res) {
+      carry_out(self, self->state.mirror.on_synced(res, self->state));
+    },
+    [self](remote_atom, const publication_ptr& p) {
+      carry_out(self, self->state.mirror.on_remote(p, self->state));
+    },
     [self](unsub_atom, const caf::actor& who) { remove_subscriber(self, who); },
     [self](publish_atom, const publish_ticket_ptr& ticket, std::size_t index) {
       auto& st = self->state;
@@ -380,8 +228,11 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
           return;
         }
       }
-      apply(self, make_publication(st.name, st.epoch, st.offset + 1, ticket->request.event,
-                                   ticket->request.data, now, ticket->accepted_ns));
+      auto p = make_publication(st.name, st.epoch, st.offset + 1, ticket->request.event,
+                                ticket->request.data, now, ticket->accepted_ns);
+      st.append(p);
+      fan_out(self, p);
+      schedule_prune(self);
       if (!key.empty()) {
         st.keys.emplace(key, st.offset);
         st.key_order.emplace_back(now, key);
@@ -392,7 +243,7 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
     [self](history_atom, const channel_query_ptr& q) {
       auto& st = self->state;
       ++st.ops_received;
-      if (st.gateway && (!st.synced || st.syncing)) {
+      if (st.gateway && !st.mirror.ready()) {
         // Cluster mode: only a channel with local subscribers mirrors Redis;
         // the gateway reads the others' position from Redis itself.
         self->send(st.gateway, history_atom_v, q);

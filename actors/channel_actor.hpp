@@ -16,18 +16,17 @@
 // it tells the registry, which stops it. Runs on CAF's scheduler.
 //
 // Cluster mode (a gateway is given): Redis assigns offsets and holds the
-// history; the channel mirrors it. With its first subscriber it asks the
-// gateway to watch the channel; once Redis confirms the watch it syncs its
-// epoch, head and history from the Redis stream, then answers the waiting
-// subscribers. Publications arrive from the gateway; one whose offset jumps
-// ahead (a message lost while Redis was away) is held while the channel
-// fills the gap from the stream. Every (re)confirmed watch, e.g. after a
-// Redis reconnect, syncs again, so live subscribers lose nothing that Redis
-// stored. With its last subscriber gone it stops watching and forgets.
+// history; the channel's log mirrors it through a cluster_mirror
+// (cluster_mirror.hpp: watch, sync, held publications, retired epochs).
+// Subscribers that come before the mirror is ready wait for it; a
+// publication is not applied here but published through the gateway and
+// comes back as a remote one. With its last subscriber gone it stops
+// watching and forgets the history.
 #pragma once
 
 #include "actors/messages.hpp"
-#include "net/wire/history_bounds.hpp"
+#include "actors/channel_log.hpp"
+#include "actors/cluster_mirror.hpp"
 
 #include <caf/event_based_actor.hpp>
 #include <caf/stateful_actor.hpp>
@@ -35,7 +34,6 @@
 #include <chrono>
 #include <cstddef>
 #include <deque>
-#include <map>
 #include <string>
 #include <unordered_map>
 #include <utility>
@@ -43,26 +41,11 @@
 
 namespace herald::actors {
 
-/// Per-channel history bounds.
-struct history_options {
-  std::size_t size = net::history_bounds::size; ///< publications kept (>= 1)
-  caf::timespan ttl = net::history_bounds::ttl; ///< age after which they expire
-  /// How long a publisher's idempotency key is remembered (--idempotency-window).
-  caf::timespan idempotency_window = net::history_bounds::idempotency_window;
-};
-
-/// The recovery decision for one subscribe.
-struct recovery {
-  bool recovered = false;
-  std::string reason; ///< "epoch_changed", "offset_in_future", "history_expired" or empty
-  std::vector<publication_ptr> replay;
-};
-
-struct channel_state {
+/// A channel actor's state: its log (epoch, offset, history, bounds), its
+/// subscribers, and in in-process mode the publishers' idempotency keys; in
+/// cluster mode the gateway and the mirror.
+struct channel_state : channel_log {
   std::string name;
-  std::string epoch;
-  std::uint64_t offset = 0; ///< offset of the latest publication; 0 before the first
-  std::deque<publication_ptr> history;
   /// In-process mode: idempotency key -> the offset its publication got, and
   /// the keys in the order they came, with when (expiry after the window).
   std::unordered_map<std::string, std::uint64_t> keys;
@@ -73,50 +56,18 @@ struct channel_state {
   /// rebuilt before a publication when `subscribers` changed.
   std::vector<std::pair<net::shard*, net::subscriber_list_ptr>> fanout_lists;
   bool fanout_dirty = false;
-  history_options limits;
   caf::actor registry;
   std::uint64_t ops_received = 0; ///< messages forwarded by the registry so far
   bool prune_scheduled = false;
 
   // -- cluster mode ---------------------------------------------------------
-  caf::actor gateway;                            ///< null in in-process mode
-  bool watching = false;                         ///< asked the gateway to watch
-  bool synced = false;                           ///< mirror matches Redis (up to live traffic)
-  bool syncing = false;                          ///< a sync is on its way
-  bool sync_again = false;                       ///< another sync was asked for meanwhile
-  std::uint64_t sync_after = 0;                  ///< the offset the sync on its way reads after
-  std::vector<subscribe_request> waiting;        ///< subscribers waiting for the first sync
-  std::map<std::uint64_t, publication_ptr> held; ///< live publications held during a sync
-  /// Epochs this channel left, with the highest offset it delivered in each
-  /// (newest last, at most max_retired_epochs). Redis naming one again means
-  /// its state was restored from an older snapshot: those offsets were issued
-  /// already, so the channel is moved to a new epoch instead of reissuing
-  /// them (docs/cluster.md "History that went backwards").
-  std::vector<std::pair<std::string, std::uint64_t>> retired;
-  static constexpr std::size_t max_retired_epochs = 16;
-  /// A sync that must retire `stale_epoch` (Redis brought it back): sent with
-  /// it as the caller's epoch and `stale_delivered` as what was delivered.
-  std::string stale_epoch;
-  std::uint64_t stale_delivered = 0;
+  caf::actor gateway;                     ///< null in in-process mode
+  cluster_mirror mirror;                  ///< keeps the log equal to Redis
+  std::vector<subscribe_request> waiting; ///< subscribers waiting for the mirror
 
   /// Drops history entries older than the TTL, and idempotency keys older
   /// than the window, at `now`.
   void prune(caf::actor_clock::time_point now);
-
-  /// Appends `p` (whose offset is offset + 1), trimming to the size bound.
-  void append(publication_ptr p);
-
-  /// What a subscriber at `since` receives: see docs/protocol.md "Recovery".
-  /// Call prune() first so that expired entries are not replayed.
-  /// @param epoch_history with `since` in another epoch (epoch_changed): the
-  ///        replay holds the retained history of the current epoch, oldest
-  ///        first, and `recovered` stays false.
-  recovery decide(const std::optional<net::stream_position>& since,
-                  bool epoch_history = false) const;
-
-  /// The history holds `p` (same epoch assumed): the same event and data at
-  /// its offset.
-  bool holds(const publication& p) const;
 
   /// Rebuilds fanout_lists from subscribers if they changed.
   void refresh_fanout();

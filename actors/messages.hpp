@@ -34,8 +34,9 @@
 //                            mirror Redis (no local subscriber): answered from Redis
 //   gateway    -> channel:   (watching_atom) | (remote_atom, publication_ptr)
 //                            | (synced_atom, sync_result)
-//   backend    -> gateway:   (remote_atom, std::string channel, std::string envelope,
-//                             std::int64_t accepted_ns)
+//   backend    -> gateway:   (remote_atom, publication_ptr) decoded on the backend's
+//                            thread (an envelope whose channel is not the one it came on
+//                            is dropped there)
 //                            | (watching_atom, std::string) | (redis_up_atom)
 //                            | (redis_down_atom, std::string reason)
 //                            | (writable_atom, bool, std::string reason) a write's outcome

@@ -39,9 +39,14 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
   st.status = std::move(status);
   // Backend events arrive on its thread: hand them to the actor.
   auto me = caf::actor_cast<caf::actor>(self);
-  st.backend->on_message = [me](const std::string& channel, std::string envelope) {
+  // Every envelope is decoded here, on the backend's thread, once: live ones
+  // below, a sync's in its callback. The actors get publications.
+  st.backend->on_message = [me, &clock = self->home_system().clock()](const std::string& channel,
+                                                                      std::string envelope) {
     // Publish-to-write latency starts here, on arrival (before the actor hop).
-    caf::anon_send(me, remote_atom_v, channel, std::move(envelope), net::metrics::now_ns());
+    auto accepted_ns = net::metrics::now_ns();
+    if (auto p = to_publication(envelope, clock.now(), accepted_ns); p && p->channel == channel)
+      caf::anon_send(me, remote_atom_v, std::move(p));
   };
   st.backend->on_watching = [me](const std::string& channel) {
     caf::anon_send(me, watching_atom_v, channel);
@@ -148,16 +153,12 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       st.confirmed.insert(channel);
       self->send(it->second, watching_atom_v);
     },
-    [self](remote_atom, const std::string& channel, const std::string& envelope,
-           std::int64_t accepted_ns) {
-      auto it = self->state.watchers.find(channel);
+    [self](remote_atom, publication_ptr& p) {
+      auto it = self->state.watchers.find(p->channel);
       if (it == self->state.watchers.end())
         return;
-      auto p = to_publication(envelope, self->clock().now(), accepted_ns);
-      if (p && p->channel == channel) {
-        net::metrics::publications_received(net::metrics::source::redis);
-        self->send(it->second, remote_atom_v, std::move(p));
-      }
+      net::metrics::publications_received(net::metrics::source::redis);
+      self->send(it->second, remote_atom_v, std::move(p));
     },
     [self](sync_atom, const std::string& channel, std::uint64_t after, const std::string& epoch,
            std::uint64_t delivered, const caf::actor& ch) {

@@ -204,7 +204,8 @@ CAF_TEST(the last subscriber leaving stops the watch) {
   sched.run();
   CAF_CHECK_EQUAL(gateway().unwatches, std::vector<std::string>{"stream:7"});
   CAF_CHECK(state().history.empty());
-  CAF_CHECK(!state().synced);
+  CAF_CHECK(!state().mirror.watching());
+  CAF_CHECK(!state().mirror.ready());
   remote(pub("r1", 2)); // a late one is ignored
   CAF_CHECK(state().history.empty());
 }

@@ -204,11 +204,11 @@ TEST_CASE("docs/protocol.md: every gap reason the code writes, on every transpor
     REQUIRE(r.size() == 4);
     documented[unquote(r[0])] = r;
   }
-  // The reasons in the code: recovery decisions (actors/channel_actor.cpp),
+  // The reasons in the code: recovery decisions (actors/channel_log.cpp),
   // live gaps (net/core/subscription_table.cpp) and the slow-client notice.
   std::set<std::string> in_code{"slow_client"};
   std::regex reason_re{R"re((?:reason = |gap\(e, )"([a-z_]+)")re"};
-  for (auto file : {"actors/channel_actor.cpp", "net/core/subscription_table.cpp"}) {
+  for (auto file : {"actors/channel_log.cpp", "net/core/subscription_table.cpp"}) {
     auto text = read_source(file);
     for (std::sregex_iterator i{text.begin(), text.end(), reason_re}, end; i != end; ++i)
       in_code.insert((*i)[1]);
@@ -307,7 +307,7 @@ TEST_CASE("docs/centrifugo.md: the error and close code tables are the codec's",
   // only "unrecoverable position", which the server does not send then).
   std::set<std::string> failures;
   {
-    auto channel = read_source("actors/channel_actor.cpp");
+    auto channel = read_source("actors/channel_log.cpp");
     std::regex reason_re{R"re(r\.reason = "([a-z_]+)")re"};
     for (std::sregex_iterator i{channel.begin(), channel.end(), reason_re}, end; i != end; ++i)
       failures.insert((*i)[1]);

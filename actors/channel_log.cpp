@@ -1,0 +1,64 @@
+#include "actors/channel_log.hpp"
+
+namespace herald::actors {
+
+void channel_log::append(publication_ptr p) {
+  offset = p->offset;
+  history.push_back(std::move(p));
+  while (history.size() > limits.size)
+    history.pop_front();
+}
+
+void channel_log::expire(caf::actor_clock::time_point now) {
+  while (!history.empty() && now - history.front()->at >= limits.ttl)
+    history.pop_front();
+}
+
+void channel_log::restart(std::string new_epoch) {
+  epoch = std::move(new_epoch);
+  offset = 0;
+  history.clear();
+}
+
+bool channel_log::holds(const publication& p) const {
+  if (history.empty() || p.offset < history.front()->offset || p.offset > offset)
+    return false;
+  const auto i = static_cast<std::size_t>(p.offset - history.front()->offset);
+  if (i >= history.size())
+    return false;
+  const auto& h = history[i];
+  return h->offset == p.offset && h->event == p.event && h->data == p.data;
+}
+
+recovery channel_log::decide(const std::optional<net::stream_position>& since,
+                             bool epoch_history) const {
+  recovery r;
+  if (!since)
+    return r;
+  if (since->epoch != epoch) {
+    r.reason = "epoch_changed";
+    if (epoch_history)
+      r.replay.assign(history.begin(), history.end()); // all of the current epoch
+    return r;
+  }
+  if (since->offset > offset) {
+    r.reason = "offset_in_future";
+    return r;
+  }
+  if (since->offset == offset) {
+    r.recovered = true;
+    return r;
+  }
+  // History offsets are contiguous and end at `offset`.
+  auto first_needed = since->offset + 1;
+  if (history.empty() || history.front()->offset > first_needed) {
+    r.reason = "history_expired";
+    return r;
+  }
+  auto skip = first_needed - history.front()->offset;
+  r.replay.assign(history.begin() + static_cast<std::ptrdiff_t>(skip), history.end());
+  r.recovered = true;
+  return r;
+}
+
+} // namespace herald::actors
