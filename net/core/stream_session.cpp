@@ -25,11 +25,9 @@ stream_session::stream_session(tcp::socket socket, const session_options& opts,
     shard_(&io_shard::of(socket_.get_executor())),
     queue_(opts.client_max_buffer_bytes),
     table_(kind, codec, *this),
-    grace_timer_(socket_.get_executor()),
-    write_timer_(socket_.get_executor()),
-    subscribe_timer_(socket_.get_executor()),
     write_started_(std::chrono::steady_clock::now()),
-    peer_(endpoint_text(socket_)) {
+    peer_(endpoint_text(socket_)),
+    timer_(socket_.get_executor()) {
   beast::error_code ignored;
   socket_.non_blocking(true, ignored); // do_write() writes directly when it can
 }
@@ -85,29 +83,81 @@ void stream_session::revoke(std::string channel, std::string why) {
 }
 
 void stream_session::arm_subscribe_timer() {
-  if (subscribe_timer_armed_ || closed_)
+  if (closed_ || deadline_set(deadline::subscribe))
     return;
-  auto due = table_.next_due();
-  if (!due)
-    return;
-  subscribe_timer_armed_ = true;
-  subscribe_timer_.expires_at(*due);
-  subscribe_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    self->subscribe_timer_armed_ = false;
-    if (ec || self->closed_ || self->closing_)
-      return;
-    const auto ms = self->opts_.subscribe_timeout.count();
-    const auto why = "the channel did not answer within " + std::to_string(ms) +
-                     " ms (Redis unreachable?); subscribe again";
-    // Answered to the client first, then told to the actor in the same
-    // turn: the actor forgets the subscribe before any command the client
-    // sends in reply can reach it.
-    for (auto& [channel, request] :
-         self->table_.give_up_overdue(std::chrono::steady_clock::now(), why))
-      if (self->events_)
-        self->events_->on_subscribe_timeout(std::move(channel), request);
-    self->arm_subscribe_timer();
+  if (auto due = table_.next_due())
+    set_deadline(deadline::subscribe, *due);
+}
+
+void stream_session::give_up_overdue_subscribes() {
+  const auto ms = opts_.subscribe_timeout.count();
+  const auto why = "the channel did not answer within " + std::to_string(ms) +
+                   " ms (Redis unreachable?); subscribe again";
+  // Answered to the client first, then told to the actor in the same turn:
+  // the actor forgets the subscribe before any command the client sends in
+  // reply can reach it.
+  for (auto& [channel, request] : table_.give_up_overdue(clock::now(), why))
+    if (events_)
+      events_->on_subscribe_timeout(std::move(channel), request);
+  arm_subscribe_timer();
+}
+
+// -- deadlines -----------------------------------------------------------------
+
+void stream_session::set_deadline(deadline which, clock::time_point at) {
+  deadlines_[index(which)] = at;
+  if (at < timer_at_ && !closed_)
+    arm_timer();
+}
+
+void stream_session::arm_timer() {
+  auto next = unset;
+  for (auto at : deadlines_)
+    next = std::min(next, at);
+  if (next >= timer_at_)
+    return; // armed early enough (or nothing is due)
+  timer_at_ = next;
+  timer_.expires_at(next); // a pending wait ends with operation_aborted
+  timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
+    if (!ec)
+      self->on_timer();
   });
+}
+
+void stream_session::on_timer() {
+  timer_at_ = unset;
+  if (closed_)
+    return;
+  const auto now = clock::now();
+  for (std::size_t i = 0; i < deadline_count && !closed_; ++i) {
+    if (deadlines_[i] > now)
+      continue;
+    deadlines_[i] = unset;
+    switch (static_cast<deadline>(i)) {
+    case deadline::grace:
+      finish(closing_reason_);
+      break;
+    case deadline::write:
+      // The write in flight may have started after the deadline was set.
+      if (!queue_.writing())
+        break;
+      if (now - write_started_ < opts_.write_timeout)
+        set_deadline(deadline::write, write_started_ + opts_.write_timeout);
+      else
+        finish(close_reason::write_timeout);
+      break;
+    case deadline::subscribe:
+      if (!closing_)
+        give_up_overdue_subscribes();
+      break;
+    default:
+      if (!closing_)
+        on_deadline(static_cast<deadline>(i));
+      break;
+    }
+  }
+  if (!closed_)
+    arm_timer();
 }
 
 // The table may go on writing after a write of its own closed the session
@@ -165,11 +215,7 @@ void stream_session::on_close(close_request req) {
     queue_.drop_pending();
   // Give the final bytes (and a WebSocket client's close answer) a short
   // chance; a client that does not read gets closed when the grace ends.
-  grace_timer_.expires_after(req.grace);
-  grace_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    if (!ec)
-      self->finish(self->closing_reason_);
-  });
+  set_deadline(deadline::grace, clock::now() + req.grace);
   push_final(req); // may write at once, and finish
   if (closed_)
     return;
@@ -216,7 +262,7 @@ void stream_session::do_write() {
       }
       buffers_.erase(buffers_.begin(), buffers_.begin() + static_cast<std::ptrdiff_t>(first));
       buffers_.front() += skip;
-      arm_write_timer();
+      set_deadline(deadline::write, write_started_ + opts_.write_timeout);
       asio::async_write(socket_, buffers_,
                         [self = shared_from_this(), n](beast::error_code ec2, std::size_t rest) {
                           self->on_write(ec2, n + rest);
@@ -261,24 +307,6 @@ void stream_session::on_write(beast::error_code ec, std::size_t bytes) {
     do_write();
 }
 
-void stream_session::arm_write_timer() {
-  if (write_timer_armed_)
-    return;
-  write_timer_armed_ = true;
-  write_timer_.expires_at(write_started_ + opts_.write_timeout);
-  write_timer_.async_wait([self = shared_from_this()](beast::error_code ec) {
-    self->write_timer_armed_ = false;
-    if (ec || self->closed_ || !self->queue_.writing())
-      return;
-    // The write in flight may have started after the timer was armed.
-    if (std::chrono::steady_clock::now() - self->write_started_ < self->opts_.write_timeout) {
-      self->arm_write_timer();
-      return;
-    }
-    self->finish(close_reason::write_timeout);
-  });
-}
-
 void stream_session::finish(close_reason reason) {
   if (closed_)
     return;
@@ -286,9 +314,7 @@ void stream_session::finish(close_reason reason) {
   beast::error_code ignored;
   socket_.shutdown(tcp::socket::shutdown_both, ignored);
   socket_.close(ignored);
-  grace_timer_.cancel();
-  write_timer_.cancel();
-  subscribe_timer_.cancel();
+  timer_.cancel();
   on_finished();
   if (auto ev = std::move(events_))
     ev->on_closed(reason);

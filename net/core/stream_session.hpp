@@ -23,9 +23,16 @@
 // session_events::on_closed(slow_client) to the connection actor. A channel
 // never waits for a subscriber.
 //
-// Subscribe timeout (session_options::subscribe_timeout, cluster mode): one
-// shard timer per session, due at the earliest pending subscribe's time; the
-// table answers what is overdue and the actor is told once per subscribe
+// Deadlines: one timer per session, armed at the earliest of its deadlines
+// (the close's grace, the write timeout, the earliest pending subscribe's
+// timeout, and the transport's own: heartbeat, WebSocket message timeout),
+// so an idle connection holds one timer, not one per purpose. A deadline
+// moved later or cleared leaves the timer where it is: it wakes, finds
+// nothing due and sleeps until the next one.
+//
+// Subscribe timeout (session_options::subscribe_timeout, cluster mode): due
+// at the earliest pending subscribe's time; the table answers what is
+// overdue and the actor is told once per subscribe
 // (session_events::on_subscribe_timeout).
 #pragma once
 
@@ -37,7 +44,9 @@
 #include "net/core/session_options.hpp"
 #include "net/core/subscription_table.hpp"
 
+#include <array>
 #include <chrono>
+#include <cstdint>
 #include <memory>
 #include <vector>
 
@@ -100,8 +109,22 @@ protected:
   /// Everything queued while closing was written: finish now, or wait (the
   /// grace timer finishes anyway).
   virtual void on_final_written() { finish(closing_reason_); }
-  /// The session finished: cancel the transport's own timers.
+  /// The session finished (the socket is closed, the timer cancelled).
   virtual void on_finished() {}
+
+  // -- deadlines (the shard's thread) -----------------------------------------
+  using clock = std::chrono::steady_clock;
+  /// What a deadline is for; the first three are this class's.
+  enum class deadline : std::uint8_t { grace, write, subscribe, heartbeat, message };
+  /// Sets `which` to pass at `at` (replacing its earlier setting); the
+  /// timer is re-armed only when `at` is before the time it is armed at.
+  void set_deadline(deadline which, clock::time_point at);
+  /// Clears `which` (the timer may wake for nothing, once).
+  void clear_deadline(deadline which) { deadlines_[index(which)] = unset; }
+  bool deadline_set(deadline which) const noexcept { return deadlines_[index(which)] != unset; }
+  /// A transport's deadline (heartbeat, message) passed, and was cleared; the
+  /// session is neither closed nor finished. Set it again to repeat it.
+  virtual void on_deadline(deadline) {}
 
   tcp::socket socket_;
   session_options opts_;
@@ -110,9 +133,6 @@ protected:
   outbound_queue queue_;
   subscription_table table_;
   std::shared_ptr<session_events> events_;
-  asio::steady_timer grace_timer_;
-  asio::steady_timer write_timer_;
-  asio::steady_timer subscribe_timer_; ///< the earliest pending subscribe's due time
   std::chrono::steady_clock::time_point write_started_; ///< start of the last write
   std::string peer_;
   close_reason closing_reason_ = close_reason::client;
@@ -125,15 +145,24 @@ private:
   /// Bookkeeping of a completed write of `bytes`; false if the session
   /// closed meanwhile (the close's last bytes went out).
   bool written(std::size_t bytes);
-  void arm_write_timer();
-  /// Arms subscribe_timer_ for the table's next due subscribe, unless armed.
+  /// Sets the subscribe deadline at the table's next due subscribe, unless set.
   void arm_subscribe_timer();
+  /// The timer woke: runs every deadline that passed, re-arms for the rest.
+  void on_timer();
+  /// Arms the timer at the earliest deadline, if that is before timer_at_.
+  void arm_timer();
+  void give_up_overdue_subscribes();
+
+  static constexpr std::size_t deadline_count = 5;
+  static constexpr clock::time_point unset = clock::time_point::max();
+  static constexpr std::size_t index(deadline d) noexcept { return static_cast<std::size_t>(d); }
 
   std::vector<std::string_view> views_;
   std::vector<asio::const_buffer> buffers_;
   std::size_t write_items_ = 0; ///< items in the write in flight (metrics)
-  bool write_timer_armed_ = false;
-  bool subscribe_timer_armed_ = false;
+  asio::steady_timer timer_;
+  std::array<clock::time_point, deadline_count> deadlines_{unset, unset, unset, unset, unset};
+  clock::time_point timer_at_ = unset; ///< when the pending wait ends; unset: none pending
   std::shared_ptr<void> slot_; ///< per-address connection count
 };
 

@@ -6,8 +6,7 @@ namespace herald::net::sse {
 
 sse_session::sse_session(tcp::socket socket, const session_options& opts)
   : sse_codec_holder(opts.shutdown_retry_ms),
-    stream_session(std::move(socket), opts, metrics::transport::sse, sse_codec),
-    heartbeat_timer_(socket_.get_executor()) {}
+    stream_session(std::move(socket), opts, metrics::transport::sse, sse_codec) {}
 
 void sse_session::start(std::shared_ptr<session_events> events) {
   events_ = std::move(events);
@@ -31,41 +30,45 @@ void sse_session::push_final(close_request& req) {
     push({}, make_frame(std::move(last)));
 }
 
-void sse_session::on_finished() {
-  heartbeat_timer_.cancel();
+void sse_session::do_read() {
+  // The client sends nothing after its request; the socket turns readable
+  // when it closes the connection (or sends garbage, which is discarded).
+  // No buffer is held while waiting: what arrives is read into the stack.
+  socket_.async_wait(tcp::socket::wait_read,
+                     [self = std::static_pointer_cast<sse_session>(shared_from_this())](
+                       beast::error_code ec) { self->on_readable(ec); });
 }
 
-void sse_session::do_read() {
-  // The client sends nothing after its request; a read completes when it
-  // closes the connection (or sends garbage, which we discard).
-  socket_.async_read_some(
-    asio::buffer(read_buf_), [self = std::static_pointer_cast<sse_session>(shared_from_this())](
-                               beast::error_code ec, std::size_t) {
-      if (self->closed_)
-        return;
-      if (ec) {
-        self->finish(self->closing_ ? self->closing_reason_ : close_reason::client);
-        return;
-      }
-      self->do_read();
-    });
+void sse_session::on_readable(beast::error_code ec) {
+  if (closed_)
+    return;
+  if (!ec) {
+    std::array<char, 512> discard; // one read per wake: a chatty client cannot hold the shard
+    socket_.read_some(asio::buffer(discard), ec);
+    if (ec == asio::error::would_block || ec == asio::error::try_again)
+      ec = {};
+  }
+  if (ec) {
+    finish(closing_ ? closing_reason_ : close_reason::client);
+    return;
+  }
+  do_read();
 }
 
 void sse_session::arm_heartbeat() {
-  // Due --sse-heartbeat after the last write began; writes only move the
-  // due time, the timer catches up when it fires.
-  heartbeat_timer_.expires_at(write_started_ + opts_.sse_heartbeat);
-  heartbeat_timer_.async_wait(
-    [self = std::static_pointer_cast<sse_session>(shared_from_this())](beast::error_code ec) {
-      if (ec || self->closed_ || self->closing_)
-        return;
-      auto due = self->write_started_ + self->opts_.sse_heartbeat;
-      if (due <= std::chrono::steady_clock::now() && !self->queue_.writing()) {
-        static const frame beat = make_frame(std::string{heartbeat});
-        self->push({}, beat); // starts a write: moves write_started_
-      }
-      self->arm_heartbeat();
-    });
+  // Writes only move write_started_; the deadline catches up when it passes.
+  set_deadline(deadline::heartbeat, write_started_ + opts_.sse_heartbeat);
+}
+
+void sse_session::on_deadline(deadline which) {
+  if (which != deadline::heartbeat)
+    return;
+  auto due = write_started_ + opts_.sse_heartbeat;
+  if (due <= clock::now() && !queue_.writing()) {
+    static const frame beat = make_frame(std::string{heartbeat});
+    push({}, beat); // starts a write: moves write_started_
+  }
+  arm_heartbeat();
 }
 
 } // namespace herald::net::sse

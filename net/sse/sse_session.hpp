@@ -40,13 +40,13 @@ private:
   // stream_session
   void push_message(std::string prefix, frame message, std::int64_t accepted_ns) override;
   void push_final(close_request& req) override;
-  void on_finished() override;
+  void on_deadline(deadline which) override;
 
   void do_read();
+  void on_readable(beast::error_code ec);
+  /// Sets the heartbeat deadline: --sse-heartbeat after the last write began.
   void arm_heartbeat();
 
-  asio::steady_timer heartbeat_timer_;
-  std::array<char, 64> read_buf_{};
   std::string extra_head_; ///< add_header() lines
 };
 

@@ -66,8 +66,6 @@ ws_session::ws_session(tcp::socket socket, const session_options& opts, dialect 
     codec_(session_codec_for(d)),
     message_opcode_(codec_.binary() ? opcode::binary : opcode::text),
     parser_(opts.max_ws_message_bytes),
-    heartbeat_timer_(socket_.get_executor()),
-    message_timer_(socket_.get_executor()),
     commands_(opts.ws_commands_per_second, opts.ws_commands_burst,
               std::chrono::steady_clock::now()) {
   beast::error_code ignored;
@@ -142,11 +140,6 @@ void ws_session::on_final_written() {
   }
 }
 
-void ws_session::on_finished() {
-  heartbeat_timer_.cancel();
-  message_timer_.cancel();
-}
-
 // -- reading -----------------------------------------------------------------
 
 void ws_session::do_read() {
@@ -196,33 +189,29 @@ void ws_session::on_readable(beast::error_code ec) {
 
 void ws_session::watch_message() {
   if (parser_.at_rest()) {
-    if (message_timer_armed_) {
-      message_timer_armed_ = false;
-      message_timer_.cancel();
-    }
+    clear_deadline(deadline::message);
     return;
   }
-  if (message_timer_armed_)
+  if (deadline_set(deadline::message))
     return; // the bound counts from the message's first byte
-  message_timer_armed_ = true;
-  message_timer_.expires_after(opts_.ws_message_timeout);
-  message_timer_.async_wait(
-    [self = std::static_pointer_cast<ws_session>(shared_from_this())](beast::error_code ec) {
-      if (ec || self->closed_ || !self->message_timer_armed_)
-        return;
-      self->message_timer_armed_ = false;
-      if (self->parser_.at_rest() || self->closing_)
-        return;
-      // The message did not complete in time: stop reading, free what it
-      // held, and close with 1008 (the rest of it is never parsed, so the
-      // connection ends once our close frame is out).
-      self->reading_ = false;
-      self->parser_ = frame_parser{self->opts_.max_ws_message_bytes};
-      self->on_close({close_reason::policy,
-                      close_policy_violation,
-                      "message not completed within " +
-                        std::to_string(self->opts_.ws_message_timeout.count() / 1000) + " s"});
-    });
+  set_deadline(deadline::message, clock::now() + opts_.ws_message_timeout);
+}
+
+void ws_session::on_deadline(deadline which) {
+  if (which == deadline::heartbeat) {
+    on_heartbeat();
+    return;
+  }
+  if (which != deadline::message || parser_.at_rest())
+    return;
+  // The message did not complete in time: stop reading, free what it held,
+  // and close with 1008 (the rest of it is never parsed, so the connection
+  // ends once our close frame is out).
+  reading_ = false;
+  parser_ = frame_parser{opts_.max_ws_message_bytes};
+  on_close({close_reason::policy, close_policy_violation,
+            "message not completed within " +
+              std::to_string(opts_.ws_message_timeout.count() / 1000) + " s"});
 }
 
 bool ws_session::on_event(frame_parser::result r) {
@@ -337,26 +326,24 @@ void ws_session::on_message(std::string message) {
 
 void ws_session::arm_heartbeat() {
   auto wait = awaiting_pong_ ? opts_.ws_pong_timeout : opts_.ws_ping_interval;
-  heartbeat_timer_.expires_after(wait);
-  heartbeat_timer_.async_wait([self = std::static_pointer_cast<ws_session>(shared_from_this())](
-                                beast::error_code ec) {
-    if (ec || self->closed_ || self->closing_)
-      return;
-    if (self->awaiting_pong_) {
-      self->finish(close_reason::heartbeat_timeout);
-      return;
-    }
-    self->awaiting_pong_ = true;
-    static const frame ping = make_frame(encode_frame(opcode::ping, {}));
-    self->push({}, ping);
-    if (const frame* app_ping = self->codec_.ping_frame()) {
-      // The dialect's application ping (Centrifugo's, which the SDK watches:
-      // it reconnects when none came within the connect reply's `ping` plus
-      // its delay).
-      self->push({}, *app_ping);
-    }
-    self->arm_heartbeat();
-  });
+  set_deadline(deadline::heartbeat, clock::now() + wait);
+}
+
+void ws_session::on_heartbeat() {
+  if (awaiting_pong_) {
+    finish(close_reason::heartbeat_timeout);
+    return;
+  }
+  awaiting_pong_ = true;
+  static const frame ping = make_frame(encode_frame(opcode::ping, {}));
+  push({}, ping);
+  if (const frame* app_ping = codec_.ping_frame()) {
+    // The dialect's application ping (Centrifugo's, which the SDK watches: it
+    // reconnects when none came within the connect reply's `ping` plus its
+    // delay).
+    push({}, *app_ping);
+  }
+  arm_heartbeat();
 }
 
 } // namespace herald::net::ws

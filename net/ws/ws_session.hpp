@@ -93,7 +93,7 @@ private:
   void push_message(std::string prefix, frame message, std::int64_t accepted_ns) override;
   void push_final(close_request& req) override;
   void on_final_written() override;
-  void on_finished() override;
+  void on_deadline(deadline which) override;
 
   void do_read();
   void on_readable(beast::error_code ec);
@@ -107,8 +107,11 @@ private:
   /// 0: none), or closes with 1008 after --ws-commands-burst refusals in a
   /// row. @returns false when it closed.
   bool refuse_command(const nlohmann::json& id);
+  /// Sets the heartbeat deadline: the next ping, or the pong's timeout.
   void arm_heartbeat();
-  /// Starts the message timer when the parser holds a partial frame or
+  /// The heartbeat deadline passed: a ping, or the close when no pong came.
+  void on_heartbeat();
+  /// Sets the message deadline when the parser holds a partial frame or
   /// message, stops it when it is at rest again.
   void watch_message();
   /// Queues a control frame (ping, pong) with `payload` (<= 125 bytes).
@@ -121,9 +124,6 @@ private:
   /// (binary for Protobuf, text otherwise).
   opcode message_opcode_;
   frame_parser parser_;
-  asio::steady_timer heartbeat_timer_;
-  asio::steady_timer message_timer_; ///< --ws-message-timeout of the message arriving
-  bool message_timer_armed_ = false;
   auth::principal principal_;
   std::string upgrade_response_; ///< the 101 answer, until start() queues it
   token_bucket commands_;          ///< --ws-commands-per-second, --ws-commands-burst
