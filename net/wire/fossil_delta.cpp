@@ -17,7 +17,8 @@ static_assert(digit_chars.size() == 64);
 // The value of each byte as a base-64 digit, -1 for a byte that is none.
 struct digit_table {
   std::int8_t value[256];
-  constexpr digit_table() : value{} {
+  constexpr digit_table()
+    : value{} {
     for (auto& v : value)
       v = -1;
     for (std::size_t i = 0; i < digit_chars.size(); ++i)
@@ -90,7 +91,8 @@ struct rolling_hash {
 // earliest comes first: it has the longest match ahead of it.
 class block_index {
 public:
-  block_index(const unsigned char* source, std::size_t blocks) : next_(blocks) {
+  block_index(const unsigned char* source, std::size_t blocks)
+    : next_(blocks) {
     while ((std::size_t{1} << bits_) < blocks)
       ++bits_;
     head_.assign(std::size_t{1} << bits_, no_block);
@@ -175,7 +177,8 @@ void put_end(std::string& out, std::string_view target) {
 
 class reader {
 public:
-  explicit reader(std::string_view delta) noexcept : delta_(delta) {}
+  explicit reader(std::string_view delta) noexcept
+    : delta_(delta) {}
 
   std::size_t at() const noexcept { return at_; }
   std::size_t left() const noexcept { return delta_.size() - at_; }
@@ -318,8 +321,7 @@ std::string create(std::string_view source, std::string_view target) {
 
 // -- apply -------------------------------------------------------------------
 
-apply_result apply(std::string_view source, std::string_view delta,
-                   std::size_t max_target_bytes) {
+apply_result apply(std::string_view source, std::string_view delta, std::size_t max_target_bytes) {
   reader in(delta);
   std::uint32_t announced = 0;
   if (!in.integer(announced))

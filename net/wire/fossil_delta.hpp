@@ -112,8 +112,7 @@ struct apply_result {
 /// @param max_target_bytes the largest target accepted (bytes).
 /// @returns the target, or `apply_error` and the offset in `delta` where the
 ///          delta was found wrong (`describe()` names it).
-apply_result apply(std::string_view source, std::string_view delta,
-                   std::size_t max_target_bytes);
+apply_result apply(std::string_view source, std::string_view delta, std::size_t max_target_bytes);
 
 /// The format's checksum of `bytes` (see the top of this file); exposed for
 /// tests and for clients that check a target rebuilt elsewhere.
