@@ -46,8 +46,8 @@ std::string subscriber::centrifugo_protobuf_commands() const {
     pb::Command c;
     c.set_id(static_cast<std::uint32_t>(i + 2));
     auto* s = c.mutable_subscribe();
-    s->set_channel(ctx_.channel_names[static_cast<std::size_t>(t.id)]);
-    if (resume_ && !t.epoch.empty()) {
+    s->set_channel(channel_name(t));
+    if (t.asks_recovery(resume_)) {
       s->set_recover(true);
       s->set_epoch(t.epoch);
       s->set_offset(t.last_offset);
@@ -72,18 +72,12 @@ void subscriber::on_protobuf_message(std::string_view payload, std::int64_t now)
     }
     if (r.id() == 0 && !r.has_push()) {
       // The server's ping: answer with an empty Command (the connect reply says pong).
-      std::string frame;
-      ws::append_client_frame(frame, ws::opcode::binary, std::string_view{"\0", 1},
-                              static_cast<std::uint32_t>(ctx_.rng()));
-      send(frame);
+      send_frame(ws::opcode::binary, std::string_view{"\0", 1});
       continue;
     }
     if (r.has_push() && r.push().has_pub()) {
       const auto& push = r.push();
-      track* t = nullptr;
-      for (auto& tr : tracks_)
-        if (ctx_.channel_names[static_cast<std::size_t>(tr.id)] == push.channel())
-          t = &tr;
+      track* t = find_track(push.channel());
       pub_fields f;
       if (t == nullptr || !scan_pub_fields(push.pub().data(), f)) {
         ++ctx_.counters.unparsed;

@@ -1,3 +1,9 @@
+// The connection side of a subscriber: the socket (bound to its source
+// address), the handshake for every transport, the readiness-driven read
+// loop over the worker's shared buffer, the write queue, errors, timeouts,
+// and what every delivery goes through (counters, latency, the track's
+// checks). The transports' parsing lives in subscriber_sse.cpp,
+// subscriber_ws.cpp, subscriber_centrifugo.cpp and centrifugo_protobuf.cpp.
 #include "loadtest/subscriber.hpp"
 
 #include "loadtest/clock.hpp"
@@ -5,7 +11,6 @@
 
 #include <boost/asio/post.hpp>
 #include <boost/asio/write.hpp>
-#include <nlohmann/json.hpp>
 
 #include <netinet/in.h>
 #include <sys/socket.h>
@@ -105,64 +110,6 @@ void subscriber::on_connect(const boost::system::error_code& ec) {
                                   key));
   }
   arm_read();
-}
-
-std::string subscriber::sse_request() const {
-  std::string r = "GET /v1/sse?";
-  for (std::size_t i = 0; i < tracks_.size(); ++i) {
-    if (i)
-      r += '&';
-    r += "channel=";
-    r += ctx_.channel_names[static_cast<std::size_t>(tracks_[i].id)];
-  }
-  r += " HTTP/1.1\r\nHost: ";
-  r += spec_.host;
-  r += "\r\nAccept: text/event-stream\r\n";
-  if (resume_ && !sse_.last_event_id().empty()) {
-    r += "Last-Event-ID: ";
-    r += sse_.last_event_id();
-    r += "\r\n";
-  }
-  r += "\r\n";
-  return r;
-}
-
-std::string subscriber::ws_subscribe(const track& t, std::size_t request_id) const {
-  std::string m = R"({"op":"subscribe","id":)";
-  m += std::to_string(request_id);
-  m += R"(,"channel":")";
-  m += ctx_.channel_names[static_cast<std::size_t>(t.id)];
-  m += '"';
-  if (resume_ && !t.epoch.empty()) {
-    m += R"(,"since":{"epoch":")";
-    m += t.epoch;
-    m += R"(","offset":)";
-    m += std::to_string(t.last_offset);
-    m += '}';
-  }
-  m += '}';
-  return m;
-}
-
-std::string subscriber::centrifugo_commands() const {
-  std::string m = R"({"id":1,"connect":{"name":"herald-loadtest"}})";
-  for (std::size_t i = 0; i < tracks_.size(); ++i) {
-    const auto& t = tracks_[i];
-    m += R"(
-{"id":)";
-    m += std::to_string(i + 2);
-    m += R"(,"subscribe":{"channel":")";
-    m += ctx_.channel_names[static_cast<std::size_t>(t.id)];
-    m += '"';
-    if (resume_ && !t.epoch.empty()) {
-      m += R"(,"recover":true,"epoch":")";
-      m += t.epoch;
-      m += R"(","offset":)";
-      m += std::to_string(t.last_offset);
-    }
-    m += "}}";
-  }
-  return m;
 }
 
 void subscriber::arm_read() {
@@ -288,22 +235,18 @@ void subscriber::on_head(std::string_view head, std::int64_t now) {
   }
   std::string().swap(ws_accept_);
   state_ = state::subscribing;
-  std::string frames;
   if (spec_.kind == transport::centrifugo) {
-    ws::append_client_frame(frames, ws::opcode::text, centrifugo_commands(),
-                            static_cast<std::uint32_t>(ctx_.rng()));
-    send(frames);
+    send_frame(ws::opcode::text, centrifugo_commands());
     return;
   }
   if (spec_.kind == transport::centrifugo_protobuf) {
-    ws::append_client_frame(frames, ws::opcode::binary, centrifugo_protobuf_commands(),
-                            static_cast<std::uint32_t>(ctx_.rng()));
-    send(frames);
+    send_frame(ws::opcode::binary, centrifugo_protobuf_commands());
     return;
   }
+  // Every subscribe in one write.
+  std::string frames;
   for (std::size_t i = 0; i < tracks_.size(); ++i)
-    ws::append_client_frame(frames, ws::opcode::text, ws_subscribe(tracks_[i], i + 1),
-                            static_cast<std::uint32_t>(ctx_.rng()));
+    ws::append_client_frame(frames, ws::opcode::text, ws_subscribe(tracks_[i], i + 1), next_mask());
   send(frames);
 }
 
@@ -313,263 +256,13 @@ void subscriber::established(std::int64_t now) {
     ctx_.events->on_established(*this, resume_, now - started_ns_);
 }
 
-void subscriber::update_from_cursor(std::string_view cursor) {
-  for_each_cursor_entry(cursor, [&](const cursor_entry& e) {
-    for (auto& t : tracks_) {
-      if (ctx_.channel_hashes[static_cast<std::size_t>(t.id)] != e.hash)
-        continue;
-      if (!t.offset_known || e.offset != t.last_offset) {
-        t.last_offset = e.offset;
-        t.seen_mask = 1;
-        t.offset_known = true;
-      }
-    }
-  });
-}
-
-void subscriber::on_sse_event(const sse_event& ev, std::int64_t now) {
-  if (ev.event.substr(0, 7) == "herald.") {
-    if (ev.event == "herald.gap") {
-      ++ctx_.counters.gap_notices;
-      auto r = ev.data.find("\"reason\":\"");
-      std::string reason = "unknown";
-      if (r != std::string_view::npos) {
-        auto v = ev.data.substr(r + 10);
-        reason = std::string{v.substr(0, v.find('"'))};
-      }
-      ++ctx_.notices["sse herald.gap " + reason];
-      // A gap moves the positions the server holds for us.
-      update_from_cursor(ev.id);
-    }
+void subscriber::established_if_all_subscribed() {
+  if (state_ != state::subscribing)
     return;
-  }
-  pub_fields f;
-  if (!scan_pub_fields(ev.data, f)) {
-    ++ctx_.counters.unparsed;
-    return;
-  }
-  // Positions in the cursor, per track.
-  std::uint64_t cur_off[8] = {};
-  bool present[8] = {};
-  for_each_cursor_entry(ev.id, [&](const cursor_entry& e) {
-    for (std::size_t i = 0; i < tracks_.size() && i < 8; ++i)
-      if (ctx_.channel_hashes[static_cast<std::size_t>(tracks_[i].id)] == e.hash) {
-        cur_off[i] = e.offset;
-        present[i] = true;
-      }
-  });
-  // The publication lists its channels; when it concerns several of ours,
-  // the cursor entry that moved tells which one this delivery is for.
-  std::size_t cand[8];
-  std::size_t nc = 0;
-  for (std::size_t i = 0; i < tracks_.size() && i < 8; ++i)
-    if (f.lists(tracks_[i].id))
-      cand[nc++] = i;
-  if (nc == 0) // a server that ignores channels (the baseline): the first one
-    cand[nc++] = 0;
-  std::size_t chosen = cand[0];
-  if (nc > 1) {
-    bool found = false;
-    for (std::size_t k = 0; k < nc && !found; ++k) {
-      auto& t = tracks_[cand[k]];
-      if (present[cand[k]] && t.offset_known && cur_off[cand[k]] > t.last_offset) {
-        chosen = cand[k];
-        found = true;
-      }
-    }
-    for (std::size_t k = 0; k < nc && !found; ++k)
-      if (!tracks_[cand[k]].offset_known) {
-        chosen = cand[k];
-        found = true;
-      }
-  }
-  on_publication(tracks_[chosen], present[chosen], cur_off[chosen], f, now);
-}
-
-void subscriber::on_ws_message(ws::opcode op, std::string_view payload, std::int64_t now) {
-  switch (op) {
-  case ws::opcode::text: {
-    std::string_view channel;
-    std::uint64_t offset = 0;
-    if (spec_.kind == transport::centrifugo) {
-      if (!scan_centrifugo_publication(payload, channel, offset)) {
-        on_centrifugo_control(payload, now);
-        return;
-      }
-    } else if (!scan_ws_publication(payload, channel, offset)) {
-      on_ws_control(payload);
+  for (const auto& t : tracks_)
+    if (!t.subscribed)
       return;
-    }
-    track* t = nullptr;
-    for (auto& tr : tracks_)
-      if (ctx_.channel_names[static_cast<std::size_t>(tr.id)] == channel)
-        t = &tr;
-    pub_fields f;
-    if (t == nullptr || !scan_pub_fields(payload, f)) {
-      ++ctx_.counters.unparsed;
-      return;
-    }
-    on_publication(*t, true, offset, f, now);
-    return;
-  }
-  case ws::opcode::binary:
-    if (spec_.kind == transport::centrifugo_protobuf)
-      on_protobuf_message(payload, now);
-    else
-      ++ctx_.counters.unparsed;
-    return;
-  case ws::opcode::ping: {
-    std::string frame;
-    ws::append_client_frame(frame, ws::opcode::pong, payload,
-                            static_cast<std::uint32_t>(ctx_.rng()));
-    send(frame);
-    return;
-  }
-  case ws::opcode::close: {
-    std::string frame;
-    ws::append_client_frame(frame, ws::opcode::close, payload.substr(0, 2),
-                            static_cast<std::uint32_t>(ctx_.rng()));
-    send(frame);
-    unsigned code =
-      payload.size() >= 2
-        ? (static_cast<unsigned char>(payload[0]) << 8 | static_cast<unsigned char>(payload[1]))
-        : 1005;
-    ++ctx_.notices["ws close " + std::to_string(code)];
-    if (state_ == state::established)
-      deferred_drop_ = true;
-    deferred_ = "websocket: close " + std::to_string(code);
-    return;
-  }
-  case ws::opcode::pong:
-    return;
-  default:
-    deferred_ = "websocket: unexpected binary message";
-    return;
-  }
-}
-
-void subscriber::on_ws_control(std::string_view text) {
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object() || !j.contains("op") || !j["op"].is_string()) {
-    ++ctx_.counters.unparsed;
-    return;
-  }
-  const auto& op = j["op"].get_ref<const std::string&>();
-  std::string channel = j.value("channel", std::string{});
-  track* t = nullptr;
-  for (auto& tr : tracks_)
-    if (ctx_.channel_names[static_cast<std::size_t>(tr.id)] == channel)
-      t = &tr;
-  if (op == "subscribed") {
-    if (t == nullptr || t->subscribed)
-      return;
-    t->subscribed = true;
-    bool recovered = j.value("recovered", false);
-    std::string epoch = j.value("epoch", std::string{});
-    auto head = j.value("offset", std::uint64_t{0});
-    bool asked = resume_ && !t->epoch.empty();
-    if (asked && !recovered) {
-      ++ctx_.counters.gap_notices;
-      ++ctx_.notices["ws subscribed recovered=false " + j.value("reason", std::string{"?"})];
-    }
-    if (!asked || !recovered || epoch != t->epoch) {
-      // Live from the head: the next publication has offset head + 1.
-      t->epoch = std::move(epoch);
-      t->last_offset = head;
-      t->seen_mask = 1;
-      t->offset_known = true;
-    }
-    if (state_ == state::subscribing) {
-      bool all = true;
-      for (const auto& tr : tracks_)
-        all = all && tr.subscribed;
-      if (all)
-        established(mono_ns());
-    }
-  } else if (op == "gap") {
-    ++ctx_.counters.gap_notices;
-    ++ctx_.notices["ws gap " + j.value("reason", std::string{"?"})];
-  } else if (op == "error") {
-    std::string code = j.value("code", std::string{"?"});
-    ++ctx_.notices["ws error " + code];
-    if (state_ != state::established)
-      deferred_ = "websocket: error " + code;
-  }
-}
-
-void subscriber::on_centrifugo_control(std::string_view text, std::int64_t now) {
-  if (text == "{}") {
-    // The server's application ping: answer it (the connect reply says pong).
-    std::string frame;
-    ws::append_client_frame(frame, ws::opcode::text, "{}", static_cast<std::uint32_t>(ctx_.rng()));
-    send(frame);
-    return;
-  }
-  auto j = nlohmann::json::parse(text, nullptr, false);
-  if (!j.is_object()) {
-    ++ctx_.counters.unparsed;
-    return;
-  }
-  on_centrifugo_reply(j, now);
-}
-
-void subscriber::on_centrifugo_reply(const nlohmann::json& j, std::int64_t now) {
-  if (auto e = j.find("error"); e != j.end() && e->is_object()) {
-    auto code = std::to_string(e->value("code", 0));
-    ++ctx_.notices["centrifugo error " + code];
-    if (state_ != state::established)
-      deferred_ = "centrifugo: error " + code;
-    return;
-  }
-  if (auto p = j.find("push"); p != j.end() && p->is_object()) {
-    if (p->contains("unsubscribe")) {
-      // A live gap: resubscribing is left to the SDKs; counted here.
-      ++ctx_.counters.gap_notices;
-      ++ctx_.notices["centrifugo unsubscribe push"];
-    }
-    return;
-  }
-  auto s = j.find("subscribe");
-  auto id = j.value("id", std::uint64_t{0});
-  if (s == j.end() || !s->is_object() || id < 2 || id - 2 >= tracks_.size())
-    return; // the connect reply, or something this client does not use
-  track& t = tracks_[static_cast<std::size_t>(id - 2)];
-  if (t.subscribed)
-    return;
-  t.subscribed = true;
-  bool recovered = s->value("recovered", false);
-  std::string epoch = s->value("epoch", std::string{});
-  auto head = s->value("offset", std::uint64_t{0});
-  bool asked = resume_ && !t.epoch.empty();
-  if (asked && !recovered) {
-    ++ctx_.counters.gap_notices;
-    ++ctx_.notices["centrifugo subscribed recovered=false"];
-  }
-  if (!asked || !recovered || epoch != t.epoch) {
-    t.epoch = std::move(epoch);
-    t.last_offset = head;
-    t.seen_mask = 1;
-    t.offset_known = true;
-  }
-  // The recovered publications travel inside the reply.
-  if (auto pubs = s->find("publications"); pubs != s->end() && pubs->is_array()) {
-    for (const auto& pj : *pubs) {
-      auto text_pub = pj.dump();
-      pub_fields f;
-      if (!scan_pub_fields(text_pub, f)) {
-        ++ctx_.counters.unparsed;
-        continue;
-      }
-      on_publication(t, true, pj.value("offset", std::uint64_t{0}), f, now);
-    }
-  }
-  if (state_ == state::subscribing) {
-    bool all = true;
-    for (const auto& tr : tracks_)
-      all = all && tr.subscribed;
-    if (all)
-      established(mono_ns());
-  }
+  established(mono_ns());
 }
 
 void subscriber::on_publication(track& t, bool has_offset, std::uint64_t offset,
@@ -583,48 +276,25 @@ void subscriber::on_publication(track& t, bool has_offset, std::uint64_t offset,
   auto latency = now >= sent ? static_cast<std::uint64_t>(now - sent) : 0;
   ctx_.latency.record(latency);
   ctx_.step_latency.record(latency);
+  t.check(has_offset, offset, f.seq, c);
+}
 
-  bool dup = false;
-  bool late = false;
-  if (has_offset && t.offset_known) {
-    if (offset > t.last_offset) {
-      auto d = offset - t.last_offset;
-      if (d > 1)
-        c.offset_gaps += d - 1;
-      t.seen_mask = d >= 64 ? 1 : (t.seen_mask << d) | 1;
-      t.last_offset = offset;
-      if (t.seq_known && f.seq < t.last_seq)
-        late = true; // offsets advance but the publisher sent it earlier
-    } else {
-      auto d = t.last_offset - offset;
-      if (d < 64 && (t.seen_mask >> d) & 1u) {
-        dup = true;
-      } else {
-        late = true;
-        if (d < 64)
-          t.seen_mask |= std::uint64_t{1} << d;
-        if (c.offset_gaps > 0)
-          --c.offset_gaps; // it fills a gap counted earlier
-      }
-    }
-  } else if (has_offset) {
-    t.last_offset = offset;
-    t.seen_mask = 1;
-    t.offset_known = true;
-  } else if (t.seq_known) {
-    // No offsets (a server without cursors): the sequence number decides.
-    if (f.seq == t.last_seq)
-      dup = true;
-    else if (f.seq < t.last_seq)
-      late = true;
-  }
-  if (dup)
-    ++c.duplicates;
-  else if (late)
-    ++c.out_of_order;
-  if (!t.seq_known || f.seq > t.last_seq)
-    t.last_seq = f.seq;
-  t.seq_known = true;
+subscriber::track* subscriber::find_track(std::string_view name) noexcept {
+  track* found = nullptr;
+  for (auto& t : tracks_)
+    if (channel_name(t) == name)
+      found = &t;
+  return found;
+}
+
+const std::string& subscriber::channel_name(const track& t) const noexcept {
+  return ctx_.channel_names[static_cast<std::size_t>(t.id)];
+}
+
+void subscriber::send_frame(ws::opcode op, std::string_view payload) {
+  std::string frame;
+  ws::append_client_frame(frame, op, payload, next_mask());
+  send(frame);
 }
 
 void subscriber::send(std::string_view bytes) {

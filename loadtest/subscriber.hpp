@@ -8,11 +8,22 @@
 // Every publication it receives is checked per channel: latency from the
 // send time in the data, duplicates and order by offset (Herald's SSE cursor
 // or WebSocket offset) and by the publication's sequence number.
+//
+// The class is one object per connection (small: a worker holds thousands);
+// its parts live in one file each:
+//   subscriber.cpp                the connection: socket, handshake, read loop,
+//                                 write queue, errors, timeouts, one delivery
+//   subscriber_sse.cpp            SSE: the request, events, cursors
+//   subscriber_ws.cpp             Herald's WebSocket protocol (/v1/ws)
+//   subscriber_centrifugo.cpp     Centrifugo's protocol in JSON
+//   centrifugo_protobuf.cpp       Centrifugo's protocol in Protobuf
+//   subscription_track.*          the per-channel position and checks (pure)
 #pragma once
 
 #include "loadtest/histogram.hpp"
 #include "loadtest/payload.hpp"
 #include "loadtest/sse_parser.hpp"
+#include "loadtest/subscription_track.hpp"
 #include "loadtest/ws_client.hpp"
 
 #include <boost/asio/io_context.hpp>
@@ -36,19 +47,6 @@ using tcp = asio::ip::tcp;
 /// docs/centrifugo.md) in JSON or in Protobuf (`?format=protobuf`, binary
 /// messages of length-delimited Commands and Replies).
 enum class transport { sse, ws, centrifugo, centrifugo_protobuf };
-
-/// Delivery counters of all subscribers of one worker.
-struct delivery_counters {
-  std::uint64_t received = 0;     ///< publication deliveries (each channel counts)
-  std::uint64_t duplicates = 0;   ///< deliveries of an offset/seq already received
-  std::uint64_t out_of_order = 0; ///< deliveries older than one already received
-  std::uint64_t offset_gaps = 0;  ///< offsets skipped when a later one arrived
-  std::uint64_t gap_notices = 0;  ///< explicit gap notices from the server
-  std::uint64_t unparsed = 0;     ///< events that carried no seq/t, or an unknown channel
-  std::uint64_t bytes = 0;        ///< bytes read
-  std::int64_t first_recv_ns = 0; ///< first delivery (CLOCK_MONOTONIC)
-  std::int64_t last_recv_ns = 0;  ///< latest delivery
-};
 
 class subscriber;
 
@@ -143,49 +141,60 @@ public:
   int channel_id(std::size_t i) const noexcept { return tracks_[i].id; }
 
 private:
-  struct track {
-    int id = 0;                    // channel id
-    std::uint64_t last_offset = 0; // highest offset received
-    std::uint64_t seen_mask = 0;   // bit i: offset last_offset - i received
-    std::uint64_t last_seq = 0;    // highest seq received
-    std::string epoch;             // WebSocket: epoch of the subscription
-    bool offset_known = false;
-    bool seq_known = false;
-    bool subscribed = false; // WebSocket: subscribed answer received
-  };
+  using track = subscription_track;
 
+  // -- the connection (subscriber.cpp) -------------------------------------
   void on_connect(const boost::system::error_code& ec);
   void arm_read();
   void on_readable();
   void on_bytes(const char* p, std::size_t n, std::int64_t now);
   void on_head(std::string_view head, std::int64_t now);
-  void on_sse_event(const sse_event& ev, std::int64_t now);
-  void on_ws_message(ws::opcode op, std::string_view payload, std::int64_t now);
-  void on_ws_control(std::string_view text);
-  /// Centrifugo JSON: a reply or push that is not a publication push.
-  void on_centrifugo_control(std::string_view text, std::int64_t now);
-  /// Centrifugo, either encoding: a reply or push (as JSON) that is not a
-  /// publication push; a subscribe reply's `publications` have `data` and `offset`.
-  void on_centrifugo_reply(const nlohmann::json& j, std::int64_t now);
-  /// Centrifugo Protobuf: one binary message of delimited Replies.
-  void on_protobuf_message(std::string_view payload, std::int64_t now);
-  /// Centrifugo Protobuf: connect and the subscribes, as delimited Commands
-  /// (the same ids as centrifugo_commands()).
-  std::string centrifugo_protobuf_commands() const;
-  /// Centrifugo: the frame sent after the handshake: connect, then one
-  /// subscribe per channel (ids 2, 3, ...), newline-separated.
-  std::string centrifugo_commands() const;
+  void established(std::int64_t now);
+  /// WebSocket dialects: established once every channel's subscribe was answered.
+  void established_if_all_subscribed();
+  /// One delivery on `t`: counters, latency, then the track's checks.
   void on_publication(track& t, bool has_offset, std::uint64_t offset, const pub_fields& f,
                       std::int64_t now);
-  void update_from_cursor(std::string_view cursor);
-  void established(std::int64_t now);
+  /// The track of channel `name` (nullptr when not one of ours).
+  track* find_track(std::string_view name) noexcept;
+  /// The name of `t`'s channel.
+  const std::string& channel_name(const track& t) const noexcept;
+  /// A random mask for the next client frame (RFC 6455 §5.3).
+  std::uint32_t next_mask() { return static_cast<std::uint32_t>(ctx_.rng()); }
+  /// Sends one masked client frame.
+  void send_frame(ws::opcode op, std::string_view payload);
   void send(std::string_view bytes);
   void flush();
   void on_io_error(const boost::system::error_code& ec, const char* what);
   void fail(const std::string& reason);
   void close_socket() noexcept;
+
+  // -- SSE (subscriber_sse.cpp) ---------------------------------------------
   std::string sse_request() const;
+  void on_sse_event(const sse_event& ev, std::int64_t now);
+  void update_from_cursor(std::string_view cursor);
+
+  // -- Herald's WebSocket protocol (subscriber_ws.cpp) ----------------------
   std::string ws_subscribe(const track& t, std::size_t request_id) const;
+  void on_ws_message(ws::opcode op, std::string_view payload, std::int64_t now);
+  void on_ws_control(std::string_view text);
+
+  // -- Centrifugo JSON (subscriber_centrifugo.cpp) --------------------------
+  /// Centrifugo: the frame sent after the handshake: connect, then one
+  /// subscribe per channel (ids 2, 3, ...), newline-separated.
+  std::string centrifugo_commands() const;
+  /// Centrifugo JSON: a reply or push that is not a publication push.
+  void on_centrifugo_control(std::string_view text, std::int64_t now);
+  /// Centrifugo, either encoding: a reply or push (as JSON) that is not a
+  /// publication push; a subscribe reply's `publications` have `data` and `offset`.
+  void on_centrifugo_reply(const nlohmann::json& j, std::int64_t now);
+
+  // -- Centrifugo Protobuf (centrifugo_protobuf.cpp) ------------------------
+  /// Centrifugo Protobuf: connect and the subscribes, as delimited Commands
+  /// (the same ids as centrifugo_commands()).
+  std::string centrifugo_protobuf_commands() const;
+  /// Centrifugo Protobuf: one binary message of delimited Replies.
+  void on_protobuf_message(std::string_view payload, std::int64_t now);
 
   subscriber_context& ctx_;
   subscriber_spec spec_;
