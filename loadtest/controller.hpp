@@ -1,6 +1,8 @@
 // The parent process of a run: starts the workers, waits for the
 // connections, publishes according to the scenario, waits for the
-// deliveries, samples the servers, and reports.
+// deliveries, samples the servers, and reports. The phases are in
+// scenario_phases.hpp, the judging in verdict.hpp, the outputs in
+// run_output.hpp.
 #pragma once
 
 #include "loadtest/options.hpp"

@@ -23,7 +23,7 @@ std::string render_percentile_svg(const std::string& title, const std::vector<pl
 bool write_percentile_svg(const std::string& path, const std::string& title,
                           const std::vector<plot_series>& series);
 
-/// One sample of a run's timeline, taken every 250 ms by the controller.
+/// One sample of a run's timeline, taken every 250 ms (timeline_recorder.hpp).
 struct timeline_sample {
   double t_s = 0;              ///< seconds since the run started
   std::uint64_t received = 0;  ///< deliveries received so far (all subscribers)
