@@ -89,14 +89,15 @@ int run_server(config& cfg) {
                             std::function<std::string()>{actors::random_epoch}, gateway);
   herald_service service{sys, registry, gateway, status, cfg};
   net::http::static_pages pages{std::string{demo_page}, std::string{status_page}};
-  auto opts = cfg.session_options();
+  // One copy of the options, shared by every session.
+  auto opts = std::make_shared<const net::session_options>(cfg.session_options());
 
   std::shared_ptr<net::listener> listener;
   try {
     asio::ip::tcp::endpoint ep{asio::ip::make_address(cfg.host), cfg.port};
     // Every accepted connection starts as an HTTP/1.1 session on its shard.
     listener = std::make_shared<net::listener>(
-      shards, ep, opts,
+      shards, ep, *opts,
       [opts, &service, &pages](net::tcp::socket socket, std::shared_ptr<void> slot) {
         std::make_shared<net::http::http_session>(std::move(socket), opts, service, pages,
                                                   std::move(slot))

@@ -78,4 +78,8 @@ struct session_options {
   std::size_t max_subscribe_attempts = 1024;
 };
 
+/// One session_options shared by every session of a listener: a session
+/// holds this pointer (16 bytes), not a copy of the options.
+using session_options_ptr = std::shared_ptr<const session_options>;
+
 } // namespace herald::net

@@ -17,13 +17,14 @@ std::string endpoint_text(const tcp::socket& s) {
 }
 } // namespace
 
-stream_session::stream_session(tcp::socket socket, const session_options& opts,
+stream_session::stream_session(tcp::socket socket, session_options_ptr opts,
                                metrics::transport kind, const session_codec& codec)
   : socket_(std::move(socket)),
-    opts_(opts),
+    opts_holder_(std::move(opts)),
+    opts_(*opts_holder_),
     kind_(kind),
     shard_(&io_shard::of(socket_.get_executor())),
-    queue_(opts.client_max_buffer_bytes),
+    queue_(opts_.client_max_buffer_bytes),
     table_(kind, codec, *this),
     write_started_(std::chrono::steady_clock::now()),
     peer_(endpoint_text(socket_)),

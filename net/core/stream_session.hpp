@@ -81,7 +81,8 @@ protected:
   /// @param socket connected socket on one shard's io_context.
   /// @param codec what the client reads (outlives the session: a static
   ///        codec, or one the derived session holds in an earlier base).
-  stream_session(tcp::socket socket, const session_options& opts, metrics::transport kind,
+  /// @param opts shared with the listener's other sessions (never null).
+  stream_session(tcp::socket socket, session_options_ptr opts, metrics::transport kind,
                  const session_codec& codec);
 
   /// Queues bytes (prefix, then body) and starts a write if none is in
@@ -127,7 +128,8 @@ protected:
   virtual void on_deadline(deadline) {}
 
   tcp::socket socket_;
-  session_options opts_;
+  session_options_ptr opts_holder_;
+  const session_options& opts_; ///< *opts_holder_
   metrics::transport kind_;
   shard* shard_;
   outbound_queue queue_;

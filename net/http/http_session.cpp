@@ -45,10 +45,11 @@ std::int64_t unix_now() {
 }
 } // namespace
 
-http_session::http_session(tcp::socket socket, const session_options& opts, service& svc,
+http_session::http_session(tcp::socket socket, session_options_ptr opts, service& svc,
                            const static_pages& pages, std::shared_ptr<void> slot)
   : stream_(std::move(socket)),
-    opts_(opts),
+    opts_holder_(std::move(opts)),
+    opts_(*opts_holder_),
     service_(svc),
     pages_(pages),
     slot_(std::move(slot)),
@@ -214,7 +215,7 @@ void http_session::handle(request req) {
       send_error(gate.code, gate.message, false, version);
       return;
     }
-    ws::accept_upgrade(std::move(stream_), std::move(req), opts_, service_, std::move(gate.who),
+    ws::accept_upgrade(std::move(stream_), std::move(req), opts_holder_, service_, std::move(gate.who),
                        std::move(slot_),
                        where == route::ws ? ws::dialect::herald : ws::dialect::centrifugo);
   } else if (where == route::healthz) {
@@ -425,7 +426,7 @@ void http_session::handle_sse(request& req) {
   }
   sub.who = std::move(gate.who);
   stream_.expires_never();
-  auto session = std::make_shared<sse::sse_session>(stream_.release_socket(), opts_);
+  auto session = std::make_shared<sse::sse_session>(stream_.release_socket(), opts_holder_);
   session->hold(std::move(slot_));
   if (!cors_.empty())
     session->add_header("Access-Control-Allow-Origin: " + cors_ + "\r\nVary: Origin\r\n");

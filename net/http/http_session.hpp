@@ -34,7 +34,8 @@ public:
   /// @param slot the connection's place in the per-address count
   ///        (net/core/connection_limit.hpp); held until the connection ends, also
   ///        by the SSE or WebSocket session it becomes. May be null.
-  http_session(tcp::socket socket, const session_options& opts, service& svc,
+  /// @param opts shared with every session of the listener (never null).
+  http_session(tcp::socket socket, session_options_ptr opts, service& svc,
                const static_pages& pages, std::shared_ptr<void> slot = {});
 
   /// Starts reading the first request. Call once, from any thread: it moves to the socket's shard.
@@ -72,7 +73,8 @@ private:
   beast::flat_buffer buffer_;
   std::optional<bhttp::request_parser<bhttp::string_body>> parser_;
   std::shared_ptr<bhttp::response<bhttp::string_body>> response_;
-  session_options opts_;
+  session_options_ptr opts_holder_;
+  const session_options& opts_; ///< *opts_holder_
   service& service_;
   std::string allow_; ///< Allow header of the next 405
   std::string cors_;  ///< Access-Control-Allow-Origin of /v1/sse answers (docs/auth.md)

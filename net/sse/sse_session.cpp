@@ -4,9 +4,9 @@
 
 namespace herald::net::sse {
 
-sse_session::sse_session(tcp::socket socket, const session_options& opts)
-  : sse_codec_holder(opts.shutdown_retry_ms),
-    stream_session(std::move(socket), opts, metrics::transport::sse, sse_codec) {}
+sse_session::sse_session(tcp::socket socket, session_options_ptr opts)
+  : sse_codec_holder(opts->shutdown_retry_ms),
+    stream_session(std::move(socket), std::move(opts), metrics::transport::sse, sse_codec) {}
 
 void sse_session::start(std::shared_ptr<session_events> events) {
   events_ = std::move(events);

@@ -26,7 +26,7 @@ struct sse_codec_holder {
 class sse_session final : private sse_codec_holder, public stream_session {
 public:
   /// @param socket connected socket on an I/O shard's io_context.
-  sse_session(tcp::socket socket, const session_options& opts);
+  sse_session(tcp::socket socket, session_options_ptr opts);
 
   /// Adds header lines (each ending in CRLF) to the response head, e.g.
   /// CORS. Call before start(), on the shard's thread.

@@ -40,7 +40,7 @@ std::string header_for(opcode op, std::size_t payload_bytes) {
 } // namespace
 
 void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body> req,
-                    const session_options& opts, service& svc, auth::principal who,
+                    session_options_ptr opts, service& svc, auth::principal who,
                     std::shared_ptr<void> slot, dialect d) {
   // Centrifugo's Protobuf SDKs ask for this subprotocol (and, refused one,
   // reconnect forever with no reason given); `?format=protobuf` asks for the
@@ -51,7 +51,7 @@ void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body>
   if (d == dialect::centrifugo && (subprotocol || query_asks_protobuf(req.target())))
     d = dialect::centrifugo_protobuf;
   beast::get_lowest_layer(stream).expires_never();
-  auto session = std::make_shared<ws_session>(stream.release_socket(), opts, d);
+  auto session = std::make_shared<ws_session>(stream.release_socket(), std::move(opts), d);
   session->answer_upgrade(
     encode_upgrade_response(accept_key(req[bhttp::field::sec_websocket_key]),
                             subprotocol ? centrifuge_protobuf : std::string_view{}));
@@ -60,13 +60,13 @@ void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body>
   svc.open_ws(std::move(session));
 }
 
-ws_session::ws_session(tcp::socket socket, const session_options& opts, dialect d)
-  : stream_session(std::move(socket), opts, metrics::transport::ws, session_codec_for(d)),
+ws_session::ws_session(tcp::socket socket, session_options_ptr opts, dialect d)
+  : stream_session(std::move(socket), std::move(opts), metrics::transport::ws, session_codec_for(d)),
     dialect_(d),
     codec_(session_codec_for(d)),
     message_opcode_(codec_.binary() ? opcode::binary : opcode::text),
-    parser_(opts.max_ws_message_bytes),
-    commands_(opts.ws_commands_per_second, opts.ws_commands_burst,
+    parser_(opts_.max_ws_message_bytes),
+    commands_(opts_.ws_commands_per_second, opts_.ws_commands_burst,
               std::chrono::steady_clock::now()) {
   beast::error_code ignored;
   socket_.non_blocking(true, ignored);

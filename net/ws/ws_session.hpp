@@ -60,7 +60,7 @@ namespace herald::net::ws {
 /// service::open_ws. `d`: the command layer of the route (/v1/ws: Herald's,
 /// /connection/websocket: Centrifugo's). Call on the stream's shard thread.
 void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body> req,
-                    const session_options& opts, service& svc, auth::principal who,
+                    session_options_ptr opts, service& svc, auth::principal who,
                     std::shared_ptr<void> slot, dialect d = dialect::herald);
 
 
@@ -69,7 +69,7 @@ public:
   /// @param socket a connected socket whose upgrade request was accepted
   ///        (answer_upgrade() gives the 101 that start() writes first), on a shard.
   /// @param d the command layer the client speaks.
-  ws_session(tcp::socket socket, const session_options& opts, dialect d = dialect::herald);
+  ws_session(tcp::socket socket, session_options_ptr opts, dialect d = dialect::herald);
 
   /// The command layer this client speaks (fixed for the connection's life).
   dialect protocol() const noexcept { return dialect_; }

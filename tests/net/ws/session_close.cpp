@@ -86,7 +86,8 @@ TEST_CASE("ws session: a replay that crosses the high-water mark ends with the C
 
   session_options opts;
   opts.client_max_buffer_bytes = 32 * 1024;
-  auto session = std::make_shared<ws::ws_session>(std::move(server), opts);
+  auto session = std::make_shared<ws::ws_session>(std::move(server),
+                                                  std::make_shared<const session_options>(opts));
   auto events = std::make_shared<recording_events>();
   session->start(events);
 
