@@ -51,8 +51,7 @@ connection::connection(executor_type executor, connection_options options)
     backoff_timer_(executor_),
     command_timer_(executor_),
     heartbeat_timer_(executor_),
-    backoff_(options_.min_backoff),
-    rng_(std::random_device{}()) {}
+    backoff_(options_.min_backoff, options_.max_backoff) {}
 
 // hold_ keeps the object alive while a context exists, so none is left here.
 connection::~connection() = default;
@@ -270,7 +269,7 @@ void connection::on_handshake_reply(step s, std::size_t script_index, const repl
 
 void connection::become_up() {
   state_ = state::up;
-  up_since_ = std::chrono::steady_clock::now(); // backoff_ is reset if it stays up
+  backoff_.up(std::chrono::steady_clock::now()); // reset if it stays up
   ++counters_.connects;
   if (counters_.connects > 1)
     ++counters_.reconnects;
@@ -319,10 +318,8 @@ void connection::handle_loss(const std::string& reason) {
   disarm(connect_timer_, connect_gen_);
   if (was_up) {
     ++counters_.disconnects;
-    // Only a connection that stayed up a while proves the server healthy: one
-    // closed right after its handshake keeps the backoff growing.
-    if (std::chrono::steady_clock::now() - up_since_ >= options_.max_backoff)
-      backoff_ = options_.min_backoff;
+    // One closed right after its handshake keeps the backoff growing.
+    backoff_.lost(std::chrono::steady_clock::now());
   } else {
     ++counters_.connect_failures;
   }
@@ -338,11 +335,7 @@ void connection::handle_loss(const std::string& reason) {
 
 void connection::schedule_reconnect() {
   state_ = state::backoff;
-  auto ceiling = std::max(backoff_, std::chrono::milliseconds(1));
-  std::uniform_int_distribution<long long> pick(ceiling.count() / 2, ceiling.count());
-  std::chrono::milliseconds delay(pick(rng_));
-  backoff_ = std::min(std::max(backoff_ * 2, std::chrono::milliseconds(1)), options_.max_backoff);
-  arm(backoff_timer_, backoff_gen_, delay, &connection::begin_attempt);
+  arm(backoff_timer_, backoff_gen_, backoff_.next(), &connection::begin_attempt);
 }
 
 void connection::on_connect_timer() {

@@ -33,6 +33,7 @@
 #pragma once
 
 #include "net/asio.hpp"
+#include "net/redis/backoff.hpp"
 #include "net/redis/reply.hpp"
 #include "net/redis/url.hpp"
 
@@ -41,7 +42,6 @@
 #include <deque>
 #include <functional>
 #include <memory>
-#include <random>
 #include <string>
 #include <vector>
 
@@ -76,7 +76,8 @@ struct connection_options {
   /// closes the connection at once (an ACL refusing the first command, a
   /// subscriber's SUBSCRIBE refused) is retried with the same growing delay
   /// as a refused connect, not many times a second. Each delay is drawn
-  /// uniformly from [d/2, d] (jitter), so never longer than `max_backoff`.
+  /// uniformly from [d/2, d] (jitter), so never longer than `max_backoff`
+  /// (net/redis/backoff.hpp).
   std::chrono::milliseconds min_backoff{100};
   std::chrono::milliseconds max_backoff{5000};
   /// Bound on one attempt: name resolution, TCP connect and handshake
@@ -287,9 +288,7 @@ private:
   std::size_t handshake_remaining_ = 0;
   std::string drop_reason_;
   std::string last_error_;
-  std::chrono::milliseconds backoff_;
-  std::chrono::steady_clock::time_point up_since_; // of the connection up now (or last)
-  std::mt19937 rng_;
+  backoff backoff_;
 
   // The regular commands in flight, oldest first (hiredis answers them in
   // order, so the front is the one to time out first): when each was sent,
