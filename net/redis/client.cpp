@@ -126,8 +126,10 @@ void client::start() {
       self->pool_.push_back(c);
     }
     copts.client_name = "herald-sub";
-    // Its probe channel under the prefix too: every name Herald uses is.
-    self->subscriber_ = subscriber::create(self->strand_, copts, self->opts_.prefix);
+    // Classic SUBSCRIBE: a standalone Redis (6 too) and every channel on one
+    // connection. Its PING heartbeat needs no channel permission, so an ACL
+    // user limited to the prefix (`&<prefix>*`) is enough.
+    self->subscriber_ = subscriber::create(self->strand_, copts, pubsub_mode::classic);
     std::weak_ptr<client> weak = self;
     self->subscriber_->on_message = [weak](std::string pubsub, std::string payload) {
       auto s = weak.lock();

@@ -8,10 +8,15 @@
 // when either is lost; while not up, each new reason an attempt failed
 // (connection refused, AUTH failed, NOPERM ...) through on_still_down. The
 // connections reconnect by themselves with capped exponential backoff and
-// jitter. Every name it uses in Redis starts with the prefix (keys, pub/sub
-// channels, the subscriber's probe channel). Every public method may be
+// jitter (net/redis/backoff.hpp). Every name it uses in Redis starts with
+// the prefix (keys and pub/sub channels; the subscriber's heartbeat is a
+// PING, which names nothing). A SUBSCRIBE that Redis refuses (NOPERM: an
+// ACL without the prefix's channels) makes it down, with a reason naming
+// the channel, until a resubscription succeeds. Every public method may be
 // called from any thread (it posts to the strand); callbacks run on the
-// strand.
+// strand. Errors are never thrown: a failed publish or sync comes back
+// through `done` (ok false, with the reason); the state changes are
+// on_up / on_down / on_still_down with a one-line reason.
 #pragma once
 
 #include "net/asio.hpp"

@@ -575,7 +575,7 @@ std::string cluster_client::subscribed_node(const std::string& channel) const {
   return it->second;
 }
 
-shard_subscriber& cluster_client::ensure_sub(const node_address& a) {
+subscriber& cluster_client::ensure_sub(const node_address& a) {
   auto key = a.to_string();
   auto it = subs_.find(key);
   if (it != subs_.end())
@@ -588,7 +588,7 @@ shard_subscriber& cluster_client::ensure_sub(const node_address& a) {
   copts.connect_timeout = opts_.command_timeout;
   copts.heartbeat_interval = std::chrono::milliseconds(1000);
   copts.heartbeat_timeout = opts_.command_timeout;
-  auto sub = shard_subscriber::create(strand_, copts);
+  auto sub = subscriber::create(strand_, copts, pubsub_mode::sharded);
   std::weak_ptr<cluster_client> weak = shared_from_this();
   sub->on_message = [weak](std::string pubsub, std::string payload) {
     auto s = weak.lock();

@@ -21,11 +21,10 @@
 // Pub/sub (sharded, Redis 7): the publish script runs SPUBLISH on the
 // channel's master (script_settings::sharded), so a publication reaches only
 // that shard. For every master that owns the slot of a watched channel the
-// client keeps one shard_subscriber (shard_subscriber.hpp: a raw RESP
-// connection, because hiredis 0.14 cannot do SSUBSCRIBE), which SSUBSCRIBEs
-// the `<prefix>{<channel>}:pub` names of the channels whose slots that
-// master serves; subscribers left with no channel are closed at the next
-// map refresh. A channel follows its slot: when the map names a new owner
+// client keeps one subscriber in pubsub_mode::sharded (subscriber.hpp),
+// which SSUBSCRIBEs the `<prefix>{<channel>}:pub` names of the channels
+// whose slots that master serves; subscribers left with no channel are
+// closed at the next map refresh. A channel follows its slot: when the map names a new owner
 // (refresh, MOVED, failover) it is SUNSUBSCRIBEd on the old node and
 // SSUBSCRIBEd on the new one; when a node sends an unasked `sunsubscribe`
 // (its slot migrated away) or refuses the SSUBSCRIBE with MOVED, the
@@ -62,7 +61,7 @@
 #include "net/redis/cluster_map.hpp"
 #include "net/redis/connection.hpp"
 #include "net/redis/script_reply.hpp"
-#include "net/redis/shard_subscriber.hpp"
+#include "net/redis/subscriber.hpp"
 #include "net/redis/url.hpp"
 
 #include <chrono>
@@ -165,7 +164,7 @@ private:
   void check_replicas();
   void replicas_checked(bool ok, const std::string& why);
   /// The shard subscriber of a master, made (and started) on first use.
-  shard_subscriber& ensure_sub(const node_address& a);
+  subscriber& ensure_sub(const node_address& a);
   /// Subscribes a watched channel on the master of its slot in the map
   /// (moving it from the node it was on); no-op without a map or owner.
   void place(const std::string& channel);
@@ -187,7 +186,7 @@ private:
   bool have_map_ = false;
   std::string map_error_;
   std::shared_ptr<connection> topology_;
-  std::map<std::string, std::shared_ptr<shard_subscriber>> subs_; // by "host:port"
+  std::map<std::string, std::shared_ptr<subscriber>> subs_; // by "host:port"
   std::map<std::string, std::string> placed_; // Herald channel -> node it is subscribed on
   std::uint64_t shard_moves_ = 0;
   asio::steady_timer refresh_timer_;

@@ -546,21 +546,4 @@ bool connection::eval_script(script_id id, std::vector<std::string> keys,
   });
 }
 
-// -- pub/sub (for subscriber) -------------------------------------------------
-
-bool connection::send_pubsub(const std::vector<std::string>& args) {
-  if (ac_ == nullptr || freeing_)
-    return false;
-  // hiredis keeps this callback per channel and calls it for the
-  // confirmation, every message, the unsubscribe confirmation, and with
-  // NULL when the context is freed. No privdata: ac->data is the connection.
-  return append(args, &connection::on_push_cb, nullptr) == REDIS_OK;
-}
-
-void connection::on_push_cb(redisAsyncContext* ac, void* r, void* /*privdata*/) noexcept {
-  auto* self = static_cast<connection*>(ac->data);
-  if (r != nullptr && self->push_handler_)
-    self->push_handler_(*static_cast<redisReply*>(r));
-}
-
 } // namespace herald::net::redis

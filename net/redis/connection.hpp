@@ -46,7 +46,6 @@
 #include <vector>
 
 struct redisAsyncContext;
-struct redisReply;
 
 namespace herald::net::redis {
 
@@ -120,8 +119,6 @@ struct connection_counters {
 struct script_id {
   std::size_t index = 0;
 };
-
-class subscriber;
 
 class connection : public std::enable_shared_from_this<connection> {
 public:
@@ -213,8 +210,6 @@ public:
   const executor_type& get_executor() const noexcept { return executor_; }
 
 private:
-  friend class subscriber;
-
   enum class state { idle, resolving, connecting, handshaking, up, backoff, stopped };
   enum class step { auth, select, set_name, load_script, ping };
 
@@ -250,7 +245,6 @@ private:
   // When Redis could start the oldest command in flight (in_flight_ not empty).
   std::chrono::steady_clock::time_point front_start() const;
   void post_reply(reply_fn cb, reply r);
-  bool send_pubsub(const std::vector<std::string>& args); // for subscriber
   void load_script(std::size_t index);
 
   template <class Member>
@@ -262,7 +256,6 @@ private:
   static void on_connect_cb(const redisAsyncContext* ac, int status) noexcept;
   static void on_disconnect_cb(const redisAsyncContext* ac, int status) noexcept;
   static void on_reply_cb(redisAsyncContext* ac, void* r, void* privdata) noexcept;
-  static void on_push_cb(redisAsyncContext* ac, void* r, void* privdata) noexcept;
 
   executor_type executor_;
   connection_options options_;
@@ -298,9 +291,8 @@ private:
     std::uint64_t end = 0;
   };
   std::deque<pending> in_flight_;
-  // Bytes handed to hiredis's output buffer on the current context (every
-  // command's and pub/sub request's); minus what is still in that buffer,
-  // the bytes written to the socket.
+  // Bytes handed to hiredis's output buffer on the current context; minus
+  // what is still in that buffer, the bytes written to the socket.
   std::uint64_t appended_ = 0;
   // When the last reply arrived on the current context (epoch when none):
   // the command after it could start no earlier.
@@ -308,9 +300,6 @@ private:
   std::chrono::steady_clock::time_point ping_sent_at_{};
   std::vector<script_entry> scripts_;
   connection_counters counters_;
-
-  // Replies on (un)subscribed channels, for subscriber. Valid only inside.
-  std::function<void(const redisReply&)> push_handler_;
 };
 
 } // namespace herald::net::redis

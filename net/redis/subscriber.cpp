@@ -1,214 +1,427 @@
 #include "net/redis/subscriber.hpp"
 
+#include "net/redis/slot.hpp"
+
 #include <hiredis/hiredis.h>
 
-#include <cstdio>
-#include <random>
-#include <string_view>
+#include <map>
 
 namespace herald::net::redis {
 
 namespace {
 
-std::string random_probe_name(const std::string& prefix) {
-  std::random_device rd;
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%08x%08x", rd(), rd());
-  return prefix + "__herald_probe:" + buf;
+// One RESP command, formatted by hiredis (binary-safe).
+std::string format_command(const std::vector<std::string>& args) {
+  std::vector<const char*> argv;
+  std::vector<size_t> lens;
+  argv.reserve(args.size());
+  lens.reserve(args.size());
+  for (const auto& a : args) {
+    argv.push_back(a.data());
+    lens.push_back(a.size());
+  }
+  char* out = nullptr;
+  int n = redisFormatCommandArgv(&out, static_cast<int>(args.size()), argv.data(), lens.data());
+  std::string s;
+  if (n > 0 && out != nullptr)
+    s.assign(out, static_cast<std::size_t>(n));
+  if (out != nullptr)
+    redisFreeCommand(out);
+  return s;
 }
 
-std::string_view str_of(const redisReply* r) {
-  if (r == nullptr || (r->type != REDIS_REPLY_STRING && r->type != REDIS_REPLY_STATUS))
-    return {};
-  return {r->str, r->len};
+std::string millis(std::chrono::milliseconds d) {
+  return std::to_string(d.count()) + " ms";
 }
 
 } // namespace
 
 std::shared_ptr<subscriber> subscriber::create(executor_type executor, connection_options options,
-                                               const std::string& prefix) {
-  std::shared_ptr<subscriber> s(new subscriber(std::move(executor), std::move(options), prefix));
-  s->install_handlers();
-  return s;
+                                               pubsub_mode mode) {
+  return std::shared_ptr<subscriber>(new subscriber(std::move(executor), std::move(options), mode));
 }
 
-subscriber::subscriber(executor_type executor, connection_options options,
-                       const std::string& prefix)
-  : probe_interval_(options.heartbeat_interval),
-    probe_timeout_(options.heartbeat_timeout),
-    probe_timer_(executor),
-    probe_channel_(random_probe_name(prefix)) {
-  // hiredis 0.14 never delivers a PING reply on a subscribed connection.
-  options.heartbeat_interval = std::chrono::milliseconds(0);
-  conn_ = connection::create(std::move(executor), std::move(options));
+subscriber::subscriber(executor_type executor, connection_options options, pubsub_mode mode)
+  : executor_(executor),
+    options_(std::move(options)),
+    mode_(mode),
+    words_(mode == pubsub_mode::sharded
+             ? words{"SSUBSCRIBE", "SUNSUBSCRIBE", "ssubscribe", "sunsubscribe", "smessage"}
+             : words{"SUBSCRIBE", "UNSUBSCRIBE", "subscribe", "unsubscribe", "message"}),
+    socket_(executor),
+    resolver_(executor),
+    retry_timer_(executor),
+    connect_timer_(executor),
+    ping_timer_(executor),
+    backoff_(options_.min_backoff, options_.max_backoff) {}
+
+subscriber::~subscriber() {
+  if (reader_ != nullptr)
+    redisReaderFree(reader_);
 }
 
-subscriber::~subscriber() = default;
-
-// The connection may outlive us (it keeps itself alive while connected), so
-// its handlers hold weak references.
-void subscriber::install_handlers() {
-  std::weak_ptr<subscriber> weak = shared_from_this();
-  conn_->on_up = [weak] {
-    if (auto self = weak.lock())
-      self->on_connection_up();
-  };
-  conn_->on_down = [weak](const std::string& reason) {
-    if (auto self = weak.lock())
-      self->on_connection_down(reason);
-  };
-  conn_->on_attempt_failed = [weak](const std::string& reason) {
-    auto self = weak.lock();
-    if (self && !self->stopped_ && self->on_attempt_failed)
-      self->on_attempt_failed(reason);
-  };
-  conn_->push_handler_ = [weak](const redisReply& r) {
-    if (auto self = weak.lock())
-      self->on_push(r);
-  };
-}
+// -- connection -----------------------------------------------------------------
 
 void subscriber::start() {
-  if (!stopped_)
-    conn_->start();
+  if (started_ || stopped_)
+    return;
+  started_ = true;
+  connect();
 }
 
 void subscriber::stop() {
   if (stopped_)
     return;
   stopped_ = true;
+  ++gen_;
+  ++ping_gen_;
+  boost::system::error_code ignored;
+  resolver_.cancel();
+  socket_.close(ignored);
+  socket_open_ = false;
+  retry_timer_.cancel();
+  connect_timer_.cancel();
+  ping_timer_.cancel();
+  pending_.clear();
+  outbuf_.clear();
+  channels_.disconnected();
   up_ = false;
-  ++probe_gen_;
-  probe_timer_.cancel();
-  conn_->stop();
-  server_.clear();
-  resubscribing_.clear();
-  dirty_.clear();
+  ready_ = false;
 }
 
-bool subscriber::connected() const noexcept {
-  return conn_->connected();
-}
-
-bool subscriber::confirmed(const std::string& channel) const {
-  auto it = server_.find(channel);
-  return it != server_.end() && it->second == channel_state::subscribed;
-}
-
-// -- connection events --------------------------------------------------------
-
-void subscriber::on_connection_up() {
+void subscriber::connect() {
   if (stopped_)
     return;
-  server_.clear();
-  dirty_.clear(); // the whole wanted set goes out now
-  resubscribing_.clear();
-  up_ = false;
-
-  // One SUBSCRIBE: the probe channel first (it stays subscribed, so the
-  // connection never leaves subscribed mode), then every wanted channel.
-  std::vector<std::string> args;
-  args.reserve(2 + wanted_.size());
-  args.push_back("SUBSCRIBE");
-  args.push_back(probe_channel_);
-  resubscribing_.insert(probe_channel_);
-  for (const auto& ch : wanted_) {
-    args.push_back(ch);
-    server_[ch] = channel_state::subscribing;
-    resubscribing_.insert(ch);
+  auto g = ++gen_;
+  ++counters_.connect_attempts;
+  std::weak_ptr<subscriber> weak = shared_from_this();
+  if (options_.connect_timeout.count() > 0) {
+    connect_timer_.expires_after(options_.connect_timeout);
+    connect_timer_.async_wait([weak, g](boost::system::error_code ec) {
+      auto s = weak.lock();
+      if (ec || !s || s->gen_ != g || s->ready_)
+        return;
+      s->drop("connect timeout after " + millis(s->options_.connect_timeout));
+    });
   }
-  if (!conn_->send_pubsub(args))
-    return; // the context is going away; the next on_up starts over
-  ++counters_.subscribe_commands;
-  ++counters_.probes;
-  // The resubscription doubles as the first probe.
-  probe_outstanding_ = true;
-  if (probe_interval_.count() > 0)
-    arm_probe(probe_timeout_);
+  resolver_.async_resolve(
+    options_.target.host, std::to_string(options_.target.port),
+    [weak, g](boost::system::error_code ec, tcp::resolver::results_type results) {
+      auto s = weak.lock();
+      if (!s || s->gen_ != g)
+        return;
+      if (ec) {
+        s->drop("resolve " + s->options_.target.host + ": " + ec.message());
+        return;
+      }
+      asio::async_connect(s->socket_, results,
+                          [weak, g](boost::system::error_code ec2, const tcp::endpoint&) {
+                            auto s2 = weak.lock();
+                            if (!s2 || s2->gen_ != g)
+                              return;
+                            if (ec2) {
+                              s2->drop("connect: " + ec2.message());
+                              return;
+                            }
+                            s2->on_connected();
+                          });
+    });
 }
 
-void subscriber::on_connection_down(const std::string& reason) {
-  bool was_up = up_;
-  // Lost while the SUBSCRIBE of the whole set was unconfirmed: Redis closes
-  // the connection when it refuses one (hiredis 0.14 treats an error reply
-  // to SUBSCRIBE as fatal), e.g. NOPERM from an ACL without the channel.
-  std::string failed;
-  if (!was_up && !stopped_ && !resubscribing_.empty()) {
-    failed = "SUBSCRIBE of " + probe_channel_;
-    if (resubscribing_.size() > 1)
-      failed += " and " + std::to_string(resubscribing_.size() - 1) + " other channel(s)";
-    failed += " failed: " + reason;
+void subscriber::on_connected() {
+  socket_open_ = true;
+  boost::system::error_code ignored;
+  socket_.set_option(tcp::no_delay(true), ignored);
+  socket_.set_option(asio::socket_base::keep_alive(true), ignored);
+  if (reader_ != nullptr)
+    redisReaderFree(reader_);
+  reader_ = redisReaderCreate();
+  pending_.clear();
+  outbuf_.clear(); // writing_ belongs to a dropped connection's write until its handler runs
+  handshake_left_ = 0;
+  const auto& t = options_.target;
+  if (!t.password.empty()) {
+    if (t.username.empty())
+      send({"AUTH", t.password}, {pending::handshake, "AUTH", {}, 0});
+    else
+      send({"AUTH", t.username, t.password}, {pending::handshake, "AUTH", {}, 0});
+    ++handshake_left_;
   }
-  up_ = false;
-  server_.clear();
-  resubscribing_.clear();
-  dirty_.clear();
-  probe_outstanding_ = false;
-  ++probe_gen_;
-  probe_timer_.cancel();
-  if (was_up && !stopped_ && on_down)
-    on_down(reason);
-  else if (!was_up && !stopped_ && on_attempt_failed)
-    on_attempt_failed(failed.empty() ? reason : failed);
+  if (!options_.client_name.empty()) {
+    send({"CLIENT", "SETNAME", options_.client_name},
+         {pending::handshake, "CLIENT SETNAME", {}, 0});
+    ++handshake_left_;
+  }
+  // At least one round trip: "connected" means the server answers (a
+  // frozen server accepts TCP connections all the same).
+  if (handshake_left_ == 0) {
+    send({"PING"}, {pending::handshake, "PING", {}, 0});
+    ++handshake_left_;
+  }
+  write_more();
+  read();
 }
 
-// Called by hiredis (through the connection) for every reply on a
-// subscribed channel; `r` is valid only during this call.
-void subscriber::on_push(const redisReply& r) {
-  if (stopped_ || r.type != REDIS_REPLY_ARRAY || r.elements < 3)
-    return;
-  auto kind = str_of(r.element[0]);
-  auto channel = str_of(r.element[1]);
-  if (kind == "message") {
-    std::string ch(channel);
-    if (wanted_.count(ch) == 0)
-      return; // unsubscribed meanwhile, or the probe channel
-    ++counters_.messages;
-    auto payload = str_of(r.element[2]);
-    if (on_message)
-      on_message(std::move(ch), std::string(payload));
-  } else if (kind == "subscribe") {
-    on_confirm_subscribe(std::string(channel));
-  } else if (kind == "unsubscribe") {
-    on_confirm_unsubscribe(std::string(channel));
-  }
-}
-
-void subscriber::on_confirm_subscribe(const std::string& channel) {
-  if (channel == probe_channel_) {
-    probe_outstanding_ = false;
-    if (probe_interval_.count() > 0)
-      arm_probe(probe_interval_);
-    resubscribing_.erase(channel);
-    check_up();
-    return;
-  }
-  resubscribing_.erase(channel);
-  auto it = server_.find(channel);
-  if (it != server_.end() && it->second == channel_state::subscribing) {
-    it->second = channel_state::subscribed;
-    if (wanted_.count(channel) > 0 && on_subscribed)
-      on_subscribed(channel);
-  }
+void subscriber::handshake_done() {
+  ready_ = true;
+  connect_timer_.cancel();
+  ++counters_.connects;
+  if (counters_.connects > 1)
+    ++counters_.reconnects;
+  backoff_.up(std::chrono::steady_clock::now());
+  last_error_.clear();
+  channels_.connected(); // the whole wanted set, now
+  flush();
+  if (options_.heartbeat_interval.count() > 0)
+    arm_ping(options_.heartbeat_interval);
   check_up();
 }
 
-void subscriber::on_confirm_unsubscribe(const std::string& channel) {
-  auto it = server_.find(channel);
-  if (it == server_.end() || it->second != channel_state::unsubscribing)
+void subscriber::read() {
+  std::weak_ptr<subscriber> weak = shared_from_this();
+  socket_.async_read_some(
+    asio::buffer(inbuf_), [weak, g = gen_](boost::system::error_code ec, std::size_t n) {
+      auto s = weak.lock();
+      if (!s || s->gen_ != g)
+        return;
+      if (ec) {
+        s->drop(ec == asio::error::eof ? std::string("connection closed by the server")
+                                       : "read: " + ec.message());
+        return;
+      }
+      if (redisReaderFeed(s->reader_, s->inbuf_.data(), n) != REDIS_OK) {
+        s->drop("protocol error");
+        return;
+      }
+      for (;;) {
+        void* raw = nullptr;
+        if (redisReaderGetReply(s->reader_, &raw) != REDIS_OK) {
+          s->drop(std::string("protocol error: ") + s->reader_->errstr);
+          return;
+        }
+        if (raw == nullptr)
+          break;
+        auto r = copy_reply(*static_cast<redisReply*>(raw));
+        freeReplyObject(raw);
+        s->on_reply(std::move(r));
+        if (s->gen_ != g)
+          return; // dropped or stopped by the reply or a callback
+      }
+      s->read();
+    });
+}
+
+// Closes the connection (if any) and schedules the next attempt. Reports
+// on_down when it was up, else on_attempt_failed.
+void subscriber::drop(const std::string& reason) {
+  if (stopped_)
     return;
-  server_.erase(it);
-  // Wanted again while the UNSUBSCRIBE was in flight: subscribe now. One
-  // transition per channel is in flight at a time, so server_ always says
-  // what Redis will have once the commands sent so far are done.
-  if (wanted_.count(channel) > 0) {
-    dirty_.insert(channel);
-    schedule_flush();
+  ++gen_;
+  ++ping_gen_;
+  boost::system::error_code ignored;
+  resolver_.cancel();
+  socket_.close(ignored);
+  connect_timer_.cancel();
+  ping_timer_.cancel();
+  socket_open_ = false;
+  ping_outstanding_ = false;
+  pending_.clear();
+  outbuf_.clear();
+  bool was_up = up_;
+  std::string why = reason;
+  // Lost while resubscribing: name the command that never completed
+  // (unless the reason already does: a refused SUBSCRIBE).
+  auto unsettled = channels_.unsettled();
+  if (!was_up && ready_ && !unsettled.empty() && why.rfind(words_.subscribe, 0) != 0)
+    why = naming(unsettled) + " failed: " + why;
+  channels_.disconnected();
+  if (ready_)
+    backoff_.lost(std::chrono::steady_clock::now());
+  up_ = false;
+  ready_ = false;
+  last_error_ = why;
+  if (!was_up)
+    ++counters_.connect_failures;
+  schedule_reconnect();
+  // Last: the callbacks may call stop().
+  if (was_up) {
+    if (on_down)
+      on_down(why);
+  } else if (on_attempt_failed) {
+    on_attempt_failed(why);
   }
 }
 
+void subscriber::schedule_reconnect() {
+  retry_timer_.expires_after(backoff_.next());
+  retry_timer_.async_wait(
+    [weak = std::weak_ptr<subscriber>(shared_from_this()), g = gen_](boost::system::error_code ec) {
+      auto s = weak.lock();
+      if (ec || !s || s->gen_ != g)
+        return;
+      s->connect();
+    });
+}
+
+// -- writing --------------------------------------------------------------------
+
+void subscriber::send(const std::vector<std::string>& args, pending p) {
+  outbuf_ += format_command(args);
+  pending_.push_back(std::move(p));
+}
+
+void subscriber::write_more() {
+  if (!writing_.empty() || outbuf_.empty() || !socket_open_)
+    return;
+  writing_.swap(outbuf_);
+  ++counters_.writes;
+  asio::async_write(socket_, asio::buffer(writing_),
+                    [weak = std::weak_ptr<subscriber>(shared_from_this()),
+                     g = gen_](boost::system::error_code ec, std::size_t) {
+                      auto s = weak.lock();
+                      if (!s)
+                        return;
+                      s->writing_.clear();
+                      if (s->gen_ != g) {
+                        s->write_more(); // a newer connection may have queued bytes
+                        return;
+                      }
+                      if (ec) {
+                        s->drop("write: " + ec.message());
+                        return;
+                      }
+                      s->write_more();
+                    });
+}
+
+// -- replies --------------------------------------------------------------------
+
+void subscriber::on_reply(reply r) {
+  if (r.type == reply::error) {
+    on_error_reply(r.str);
+    return;
+  }
+  if (r.type == reply::array && r.elements.size() >= 2 && r.elements[0].type == reply::string) {
+    const auto& kind = r.elements[0].str;
+    const auto& channel = r.elements[1].str;
+    if (kind == words_.message && r.elements.size() >= 3) {
+      if (!channels_.wanted(channel))
+        return; // unsubscribed meanwhile
+      ++counters_.messages;
+      if (on_message)
+        on_message(channel, std::move(r.elements[2].str));
+      return;
+    }
+    if (kind == words_.subscribed) {
+      on_subscribe_confirmed(channel);
+      return;
+    }
+    if (kind == words_.unsubscribed) {
+      on_unsubscribe_confirmed(channel);
+      return;
+    }
+    if (kind == "pong") { // PING in subscribed mode
+      if (!pending_.empty() && pending_.front().kind == pending::ping)
+        pending_.pop_front();
+      on_pong();
+    }
+    return;
+  }
+  // A plain reply: the handshake, or +PONG outside subscribed mode.
+  if (pending_.empty())
+    return;
+  if (pending_.front().kind == pending::ping) {
+    pending_.pop_front();
+    on_pong();
+    return;
+  }
+  if (pending_.front().kind != pending::handshake) {
+    drop("unexpected reply " + r.to_string());
+    return;
+  }
+  pending_.pop_front();
+  if (--handshake_left_ == 0)
+    handshake_done();
+}
+
+void subscriber::on_subscribe_confirmed(const std::string& channel) {
+  if (pending_.empty() || pending_.front().kind != pending::subscribe ||
+      pending_.front().channels[pending_.front().got] != channel) {
+    drop(std::string("unexpected ") + words_.subscribed + " confirmation for " + channel);
+    return;
+  }
+  if (++pending_.front().got == pending_.front().channels.size())
+    pending_.pop_front();
+  auto g = gen_;
+  if (channels_.on_subscribed(channel) && on_subscribed)
+    on_subscribed(channel);
+  if (gen_ != g || stopped_)
+    return;
+  schedule_flush(); // one no longer wanted is unsubscribed now
+  check_up();
+}
+
+void subscriber::on_unsubscribe_confirmed(const std::string& channel) {
+  if (!pending_.empty() && pending_.front().kind == pending::unsubscribe &&
+      pending_.front().channels[pending_.front().got] == channel) {
+    if (++pending_.front().got == pending_.front().channels.size())
+      pending_.pop_front();
+    channels_.on_unsubscribed(channel);
+    schedule_flush(); // one wanted again is subscribed now
+    return;
+  }
+  // Not asked for: the node no longer serves the channel's slot (sharded).
+  if (channels_.on_dropped(channel))
+    report_lost(channel, {});
+}
+
+void subscriber::on_error_reply(const std::string& text) {
+  if (pending_.empty()) {
+    drop("unexpected error reply: " + text);
+    return;
+  }
+  auto p = std::move(pending_.front());
+  pending_.pop_front();
+  switch (p.kind) {
+  case pending::handshake:
+    drop(p.name + " failed: " + text);
+    return;
+  case pending::ping:
+    on_pong(); // an answer all the same: the server is alive
+    return;
+  case pending::unsubscribe:
+    drop(std::string(words_.unsubscribe) + " failed: " + text);
+    return;
+  case pending::subscribe: {
+    // None of the command's channels is subscribed: one command, one answer.
+    std::vector<std::string> refused(p.channels.begin() + static_cast<std::ptrdiff_t>(p.got),
+                                     p.channels.end());
+    if (mode_ == pubsub_mode::classic) {
+      // No other node could take them (an ACL refusal, NOPERM): not up.
+      drop(naming(refused) + " failed: " + text);
+      return;
+    }
+    auto g = gen_;
+    for (const auto& channel : refused)
+      if (channels_.on_refused(channel)) {
+        report_lost(channel, text);
+        if (gen_ != g || stopped_)
+          return;
+      }
+    check_up();
+    return;
+  }
+  }
+}
+
+void subscriber::report_lost(const std::string& channel, const std::string& error) {
+  ++counters_.lost;
+  if (on_lost)
+    on_lost(channel, error);
+}
+
 void subscriber::check_up() {
-  if (up_ || stopped_ || !resubscribing_.empty() || !conn_->connected())
+  if (up_ || stopped_ || !ready_ || !channels_.settled())
     return;
   up_ = true;
   ++counters_.ups;
@@ -216,107 +429,104 @@ void subscriber::check_up() {
     on_up();
 }
 
-// -- batching -----------------------------------------------------------------
+std::string subscriber::naming(const std::vector<std::string>& channels) const {
+  std::string out = std::string(words_.subscribe) + " of " + (channels.empty() ? "" : channels[0]);
+  if (channels.size() > 1)
+    out += " and " + std::to_string(channels.size() - 1) + " other channel(s)";
+  return out;
+}
+
+// -- liveness -------------------------------------------------------------------
+
+void subscriber::arm_ping(std::chrono::milliseconds after) {
+  if (options_.heartbeat_interval.count() <= 0 || stopped_ || !ready_)
+    return;
+  ping_timer_.expires_after(after);
+  ping_timer_.async_wait([weak = std::weak_ptr<subscriber>(shared_from_this()),
+                          g = ++ping_gen_](boost::system::error_code ec) {
+    auto s = weak.lock();
+    if (ec || !s || s->ping_gen_ != g)
+      return;
+    s->on_ping_timer();
+  });
+}
+
+void subscriber::on_pong() {
+  ping_outstanding_ = false;
+  arm_ping(options_.heartbeat_interval);
+}
+
+void subscriber::on_ping_timer() {
+  if (stopped_ || !ready_)
+    return;
+  if (ping_outstanding_) {
+    ++counters_.ping_timeouts;
+    drop("heartbeat timeout: no PONG within " + millis(options_.heartbeat_timeout));
+    return;
+  }
+  ping_outstanding_ = true;
+  ++counters_.pings;
+  send({"PING"}, {pending::ping, {}, {}, 0});
+  write_more();
+  arm_ping(options_.heartbeat_timeout);
+}
+
+// -- batching -------------------------------------------------------------------
 
 void subscriber::subscribe(const std::vector<std::string>& channels) {
-  bool changed = false;
-  for (const auto& ch : channels) {
-    if (ch == probe_channel_)
-      continue;
-    if (wanted_.insert(ch).second) {
-      dirty_.insert(ch);
-      changed = true;
-    }
-  }
-  if (changed)
-    schedule_flush();
+  for (const auto& channel : channels)
+    channels_.want(channel);
+  schedule_flush();
 }
 
 void subscriber::unsubscribe(const std::vector<std::string>& channels) {
-  bool changed = false;
-  for (const auto& ch : channels) {
-    if (wanted_.erase(ch) > 0) {
-      dirty_.insert(ch);
-      changed = true;
-    }
-  }
-  if (changed)
-    schedule_flush();
+  for (const auto& channel : channels)
+    channels_.unwant(channel);
+  schedule_flush();
+  check_up(); // the resubscription may have waited for these only
 }
 
 void subscriber::schedule_flush() {
-  if (flush_posted_ || stopped_)
+  if (flush_posted_ || stopped_ || !channels_.has_changes())
     return;
   flush_posted_ = true;
-  asio::post(get_executor(), [weak = weak_from_this()] {
-    if (auto self = weak.lock()) {
-      self->flush_posted_ = false;
-      self->flush();
+  asio::post(executor_, [weak = std::weak_ptr<subscriber>(shared_from_this())] {
+    if (auto s = weak.lock()) {
+      s->flush_posted_ = false;
+      s->flush();
     }
   });
 }
 
 void subscriber::flush() {
-  if (dirty_.empty())
+  if (!ready_ || stopped_)
     return;
-  if (stopped_ || !conn_->connected()) {
-    dirty_.clear(); // on_connection_up sends the whole wanted set
+  auto changes = channels_.take_changes();
+  if (changes.empty())
     return;
-  }
-  std::vector<std::string> sub{"SUBSCRIBE"};
-  std::vector<std::string> unsub{"UNSUBSCRIBE"};
-  for (const auto& ch : dirty_) {
-    bool want = wanted_.count(ch) > 0;
-    auto it = server_.find(ch);
-    if (want && it == server_.end()) {
-      sub.push_back(ch);
-      server_[ch] = channel_state::subscribing;
-    } else if (!want && it != server_.end() && it->second != channel_state::unsubscribing) {
-      unsub.push_back(ch);
-      it->second = channel_state::unsubscribing;
-    }
-    // want && unsubscribing: resubscribed when the confirmation arrives.
-  }
-  dirty_.clear();
-  if (sub.size() > 1 && conn_->send_pubsub(sub))
-    ++counters_.subscribe_commands;
-  if (unsub.size() > 1 && conn_->send_pubsub(unsub))
+  // Classic: one command each. Sharded: every channel of one SSUBSCRIBE
+  // must hash to one slot on a cluster, so one command per slot.
+  std::map<std::uint16_t, std::vector<std::string>> subs, unsubs;
+  auto slot_of = [this](const std::string& channel) -> std::uint16_t {
+    return mode_ == pubsub_mode::sharded ? key_slot(channel) : 0;
+  };
+  for (auto& channel : changes.unsubscribe)
+    unsubs[slot_of(channel)].push_back(std::move(channel));
+  for (auto& channel : changes.subscribe)
+    subs[slot_of(channel)].push_back(std::move(channel));
+  for (auto& [slot, chans] : unsubs) {
+    std::vector<std::string> args{words_.unsubscribe};
+    args.insert(args.end(), chans.begin(), chans.end());
     ++counters_.unsubscribe_commands;
-}
-
-// -- probe --------------------------------------------------------------------
-
-void subscriber::arm_probe(std::chrono::milliseconds after) {
-  probe_timer_.expires_after(after);
-  probe_timer_.async_wait(
-    [weak = weak_from_this(), g = ++probe_gen_](boost::system::error_code ec) {
-      auto self = weak.lock();
-      if (ec || !self || g != self->probe_gen_)
-        return;
-      self->on_probe_timer();
-    });
-}
-
-void subscriber::on_probe_timer() {
-  if (stopped_ || !conn_->connected())
-    return;
-  if (probe_outstanding_) {
-    ++counters_.probe_timeouts;
-    conn_->drop("probe timeout: SUBSCRIBE not confirmed within " +
-                std::to_string(probe_timeout_.count()) + " ms");
-    return;
+    send(args, {pending::unsubscribe, {}, std::move(chans), 0});
   }
-  send_probe();
-}
-
-// Re-SUBSCRIBE of a channel we already have: Redis confirms it, which is
-// our PONG (hiredis 0.14 keeps the channel's callback; nothing changes).
-void subscriber::send_probe() {
-  if (!conn_->send_pubsub({"SUBSCRIBE", probe_channel_}))
-    return;
-  ++counters_.probes;
-  probe_outstanding_ = true;
-  arm_probe(probe_timeout_);
+  for (auto& [slot, chans] : subs) {
+    std::vector<std::string> args{words_.subscribe};
+    args.insert(args.end(), chans.begin(), chans.end());
+    ++counters_.subscribe_commands;
+    send(args, {pending::subscribe, {}, std::move(chans), 0});
+  }
+  write_more(); // the whole batch in one write
 }
 
 } // namespace herald::net::redis

@@ -12,7 +12,7 @@
 namespace herald::test {
 
 /// on_up / on_down of anything that has them (connection, subscriber,
-/// shard_subscriber, cluster_client).
+/// cluster_client).
 struct link_events {
   bool up = false; ///< between on_up and on_down
   int ups = 0;
@@ -33,11 +33,14 @@ struct link_events {
   }
 };
 
-/// A subscriber's or shard_subscriber's link events, plus its messages
-/// (channel, payload) in arrival order and each channel's confirmations.
+/// A subscriber's link events, plus its messages (channel, payload) in
+/// arrival order, each channel's confirmations, the reasons of failed
+/// attempts, and on_lost (channel, error).
 struct pubsub_events : link_events {
   std::vector<std::pair<std::string, std::string>> messages;
   std::map<std::string, int> subscribed;
+  std::vector<std::string> attempt_failures;
+  std::vector<std::pair<std::string, std::string>> lost;
 
   template <class Subscriber>
   void attach(Subscriber& s) {
@@ -46,16 +49,7 @@ struct pubsub_events : link_events {
       messages.emplace_back(std::move(channel), std::move(payload));
     };
     s.on_subscribed = [this](const std::string& channel) { ++subscribed[channel]; };
-  }
-};
-
-/// A shard_subscriber's pub/sub events, plus on_lost (channel, error).
-struct shard_events : pubsub_events {
-  std::vector<std::pair<std::string, std::string>> lost;
-
-  template <class ShardSubscriber>
-  void attach(ShardSubscriber& s) {
-    pubsub_events::attach(s);
+    s.on_attempt_failed = [this](const std::string& why) { attempt_failures.push_back(why); };
     s.on_lost = [this](const std::string& channel, const std::string& error) {
       lost.emplace_back(channel, error);
     };
