@@ -375,7 +375,7 @@ redis_problem classify_redis_problem(std::string_view reason) noexcept {
   auto has = [reason](std::string_view what) {
     return reason.find(what) != std::string_view::npos;
   };
-  // Most specific first: "NOPERM" inside "connection lost: NOPERM ...".
+  // Most specific first: "NOPERM" inside "SUBSCRIBE of ... failed: NOPERM ...".
   if (has("NOPERM"))
     return redis_problem::noperm;
   if (has("WRONGPASS") || has("NOAUTH") || has("AUTH failed") || has("invalid password"))

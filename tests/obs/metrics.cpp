@@ -146,10 +146,12 @@ TEST_CASE("why Redis is not usable: a reason label from the reason text, one sam
   CHECK(metrics::classify_redis_problem("CLIENT SETNAME failed: NOAUTH Authentication required.") ==
         redis_problem::auth);
   CHECK(metrics::classify_redis_problem(
-          "subscriber: SUBSCRIBE of herald:__herald_probe:ab failed: connection lost: NOPERM this "
-          "user has no permissions to access one of the channels used as arguments") ==
+          "subscriber: SUBSCRIBE of herald:{stream:a}:pub failed: NOPERM this user has no "
+          "permissions to access one of the channels used as arguments") ==
         redis_problem::noperm);
   CHECK(metrics::classify_redis_problem("connect timeout after 3000 ms (TCP connect)") ==
+        redis_problem::timeout);
+  CHECK(metrics::classify_redis_problem("subscriber: heartbeat timeout: no PONG within 3000 ms") ==
         redis_problem::timeout);
   CHECK(metrics::classify_redis_problem("resolve redis.invalid: Host not found") ==
         redis_problem::resolve);

@@ -1,10 +1,11 @@
 // Redis problems an operator can see and fix (issue 19, section 2), with a
 // real redis-server on loopback:
-// - an instance that never reached Redis (wrong port, wrong password, no
-//   password, an ACL refusal) says why: in the log (once per reason, not
-//   once per attempt), in /readyz's body and as herald_redis_down_reason's
-//   label, and retries with backoff (an ACL that refuses the subscriber's
-//   SUBSCRIBE made it reconnect ~13 times a second);
+// - an instance that cannot use Redis (wrong port, wrong password, no
+//   password, an ACL that refuses the SUBSCRIBE of a watched channel) says
+//   why: in the log (once per reason, not once per attempt), in /readyz's
+//   body and as herald_redis_down_reason's label, and retries with backoff
+//   (an ACL that refuses the subscriber's SUBSCRIBE made it reconnect ~13
+//   times a second);
 // - every name Herald uses is under --redis-prefix: two instances logged in
 //   as an ACL user limited to the prefix (`~herald:* &herald:* +@all`)
 //   become ready, deliver a publication made on one to a client of the other,
@@ -14,7 +15,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { publishOk, startHerald } from "../lib/herald.mjs";
+import { publishOk, sseCurl, startHerald } from "../lib/herald.mjs";
 import { scrape } from "../lib/metrics.mjs";
 import {
   freePort,
@@ -117,17 +118,35 @@ describe("a Redis this instance cannot use: the reason, seen and fixed", { timeo
     }
   });
 
-  test("an ACL that refuses the prefix's channels: NOPERM naming the channel, with backoff", async () => {
+  test("an ACL that refuses the prefix's channels: NOPERM naming the channel once one is watched, with backoff", async () => {
     const redis = await startRedis();
     try {
       await aclUser(redis.port);
       // The user may use herald:* only; this instance's prefix is other:.
-      const h = await expectNotReady(`redis://herald:pw@127.0.0.1:${redis.port}`, {
-        args: ["--redis-prefix=other:"],
-        message: /SUBSCRIBE of other:__herald_probe:[0-9a-f]+ failed: .*NOPERM/,
-        label: "noperm",
-      });
+      const h = await startHerald([`--redis-url=redis://herald:pw@127.0.0.1:${redis.port}`, "--redis-prefix=other:"]);
+      let sse = null;
       try {
+        // Nothing refused yet: the subscriber's heartbeat is a PING, which
+        // needs no channel permission (there was a probe channel once, whose
+        // SUBSCRIBE the ACL refused at connect).
+        await waitReady(h.url, 8000);
+        // A watched channel: its SUBSCRIBE is refused, and that is the reason.
+        sse = sseCurl(`${h.url}/v1/sse?channel=stream:acl2`);
+        assert.equal(await sse.status, 200);
+        const message = /SUBSCRIBE of other:\{stream:acl2\}:pub failed: NOPERM/;
+        const r = await waitUntil(
+          async () => {
+            const x = await readyz(h.url);
+            return x.status === 503 && message.test(x.json?.error?.message ?? "") && x;
+          },
+          { timeoutMs: 8000, what: `/readyz naming ${message}` },
+        );
+        assert.equal(r.json.error.code, "unavailable");
+        assert.match(r.json.error.message, /^Redis unreachable: subscriber: /);
+        await waitUntil(async () => (await downReason(h.url)) === "noperm", {
+          timeoutMs: 3000,
+          what: 'herald_redis_down_reason{reason="noperm"} 1',
+        });
         // Was: about 13 new connections a second, forever (~40 here). With a
         // backoff of 100 ms doubling to 5 s: at most 6 subscriber attempts in
         // 3 s (delays of at least 50, 100, 200, 400, 800, 1600 ms), plus the
@@ -136,9 +155,14 @@ describe("a Redis this instance cannot use: the reason, seen and fixed", { timeo
         await new Promise((r) => setTimeout(r, 3000));
         const b = await connectionsReceived(redis.port);
         assert.ok(b - a <= 10, `${b - a} connections in 3 s`);
-        const lines = h.log().split("\n").filter((l) => /redis: not connected: /.test(l));
+        assert.equal((await readyz(h.url)).status, 503);
+        // It was up, so the line is "redis: down (<reason>)"; the attempts
+        // after it fail for the same reason and add no line.
+        const lines = h.log().split("\n").filter((l) => /redis: (down|not connected)/.test(l));
+        assert.ok(lines.some((l) => message.test(l)), `a log line naming ${message}:\n${h.log()}`);
         assert.ok(lines.length <= 2, `the reason logged once, not per attempt:\n${h.log()}`);
       } finally {
+        await sse?.close().catch(() => {});
         await h.stop();
       }
     } finally {
