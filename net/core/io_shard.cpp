@@ -41,20 +41,40 @@ void io_shard::post(std::function<void()> task) {
 }
 
 void io_shard::drain() {
-  {
-    std::lock_guard<std::mutex> guard{mtx_};
-    running_.swap(pending_);
-    scheduled_ = false;
-  }
-  for (auto& x : running_) {
-    if (x.list) {
-      for (const auto& s : *x.list)
-        s->on_publication(x.pub);
-    } else if (x.task) {
-      x.task();
+  std::size_t budget = turn_budget;
+  for (;;) {
+    if (next_ == running_.size()) {
+      running_.clear();
+      next_ = 0;
+      std::lock_guard<std::mutex> guard{mtx_};
+      if (pending_.empty()) {
+        scheduled_ = false;
+        return;
+      }
+      running_.swap(pending_);
     }
+    if (budget == 0)
+      break;
+    auto& x = running_[next_];
+    if (x.list) {
+      const auto& list = *x.list;
+      while (next_session_ < list.size() && budget > 0) {
+        list[next_session_++]->on_publication(x.pub);
+        --budget;
+      }
+      if (next_session_ < list.size())
+        break; // the rest of this fan-out next turn
+      next_session_ = 0;
+    } else {
+      if (x.task)
+        x.task();
+      --budget;
+    }
+    x = item{}; // release the publication, the list or the task's captures now
+    ++next_;
   }
-  running_.clear();
+  // Out of budget with work left: run again behind what is ready now.
+  asio::post(*ioc_, [this] { drain(); });
 }
 
 void io_shard::shutdown() {
@@ -64,6 +84,7 @@ void io_shard::shutdown() {
     drop.swap(pending_);
   }
   running_.clear();
+  next_ = next_session_ = 0;
 }
 
 io_shards::io_shards(std::size_t count) {

@@ -14,6 +14,7 @@ listener::listener(io_shards& shards, tcp::endpoint endpoint, const session_opti
   acceptor_.set_option(asio::socket_base::reuse_address(true));
   acceptor_.bind(endpoint);
   acceptor_.listen(asio::socket_base::max_listen_connections);
+  acceptor_.non_blocking(true); // the batch after each completed accept
   port_ = acceptor_.local_endpoint().port();
 }
 
@@ -50,6 +51,21 @@ void listener::on_accept(beast::error_code ec, tcp::socket socket) {
     });
     return;
   }
+  take(std::move(socket));
+  // Accept batching: the connections already waiting in the backlog are
+  // taken now, without a round trip through the reactor each.
+  for (std::size_t i = 1; i < max_accepts_per_turn; ++i) {
+    tcp::socket next{shards_.next()};
+    beast::error_code aec;
+    acceptor_.accept(next, aec);
+    if (aec)
+      break; // would_block: the backlog is empty; other errors: the async accept meets them
+    take(std::move(next));
+  }
+  do_accept();
+}
+
+void listener::take(tcp::socket socket) {
   beast::error_code ignored;
   socket.set_option(tcp::no_delay(true), ignored);
   beast::error_code peer_ec;
@@ -61,7 +77,6 @@ void listener::on_accept(beast::error_code ec, tcp::socket socket) {
   } else {
     on_connection_(std::move(socket), std::move(slot));
   }
-  do_accept();
 }
 
 } // namespace herald::net

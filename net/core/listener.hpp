@@ -2,7 +2,9 @@
 // (net/core/io_shard.hpp) and hands each to `on_connection` (app/server
 // starts an http_session there: net/core knows no protocol); the connection
 // lives on that shard's thread for its life. Created by app/server; accepts
-// on shard 0 until stop(). Accept errors (for example EMFILE at the file limit) are logged by
+// on shard 0 until stop(). Each completed accept also takes, without
+// waiting, up to 63 more connections already in the backlog (a reconnect
+// storm's clients arrive together). Accept errors (for example EMFILE at the file limit) are logged by
 // the caller's callback and retried after a short pause; they never stop it.
 // A client address already holding --max-connections-per-ip connections gets
 // 429 too_many_connections and is closed (net/core/connection_limit.hpp).
@@ -44,6 +46,11 @@ public:
 private:
   void do_accept();
   void on_accept(beast::error_code ec, tcp::socket socket);
+  /// One accepted connection: its per-address slot, then on_connection_.
+  void take(tcp::socket socket);
+  /// Connections taken per completed accept (the first one and those
+  /// already waiting in the backlog).
+  static constexpr std::size_t max_accepts_per_turn = 64;
 
   io_shards& shards_;
   tcp::acceptor acceptor_;

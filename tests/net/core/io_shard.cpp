@@ -48,6 +48,44 @@ TEST_CASE("io_shard runs fan-outs, answers and tasks in one FIFO", "[io_shard]")
   CHECK(b->got == std::vector<std::string>{"stream:1 1", "answer stream:2", "stream:1 2"});
 }
 
+TEST_CASE("io_shard yields to ready handlers after its turn budget, keeping its order",
+          "[io_shard]") {
+  asio::io_context ioc{1};
+  auto& sh = io_shard::of(ioc);
+  // A backlog of three turns: one fan-out to 2.5 budgets' worth of sessions,
+  // then a task, then a fan-out to one session.
+  const std::size_t n = io_shard::turn_budget * 5 / 2;
+  std::vector<std::shared_ptr<recorder>> sessions;
+  auto big = std::make_shared<subscriber_list>();
+  for (std::size_t i = 0; i < n; ++i) {
+    sessions.push_back(std::make_shared<recorder>(sh));
+    big->push_back(sessions.back());
+  }
+  std::vector<std::string> order;
+  sh.fanout(pub("stream:1", 1), big);
+  sh.post([&] { order.push_back("task"); });
+  sh.fanout(pub("stream:1", 2),
+            std::make_shared<subscriber_list>(subscriber_list{sessions.front()}));
+  // A newcomer's handler, ready after the backlog was queued (an accept, a read).
+  auto delivered = [&] {
+    std::size_t got = 0;
+    for (const auto& s : sessions)
+      got += s->got.size();
+    return got;
+  };
+  asio::post(ioc, [&] { order.push_back("newcomer after " + std::to_string(delivered())); });
+  ioc.run();
+  // It ran after one turn of deliveries, not after the whole backlog.
+  REQUIRE(order.size() == 2u);
+  CHECK(order[0] == "newcomer after " + std::to_string(io_shard::turn_budget));
+  CHECK(order[1] == "task");
+  // Every session got the first publication once; the first one also the second, after it.
+  for (const auto& s : sessions)
+    CHECK(s->got.front() == "stream:1 1");
+  CHECK(sessions.front()->got == std::vector<std::string>{"stream:1 1", "stream:1 2"});
+  CHECK(delivered() == n + 1);
+}
+
 TEST_CASE("io_shard takes posts from other threads while its thread runs", "[io_shard]") {
   asio::io_context ioc{1};
   auto& sh = io_shard::of(ioc);
