@@ -1,6 +1,7 @@
 #include "actors/channel_actor.hpp"
 
 #include "net/obs/metrics.hpp"
+#include "net/wire/fossil_delta.hpp"
 
 #include <caf/event_based_actor.hpp>
 #include <spdlog/spdlog.h>
@@ -116,6 +117,8 @@ void answer(channel_pointer self, const subscribe_request& req, bool monitored =
   auto [it, added] = st.subscribers.try_emplace(req.subscriber, req.sink);
   if (!added)
     it->second = req.sink;
+  if (req.delta)
+    st.deltas = true;
   st.fanout_dirty = true;
   if (added && !monitored)
     self->monitor(req.subscriber);
@@ -133,10 +136,30 @@ void answer(channel_pointer self, const subscribe_request& req, bool monitored =
              caf::actor_cast<caf::actor>(self));
 }
 
+// Delta compression: `p` (in the log already) gets a Fossil delta of its data
+// against the publication before it, when the log holds that one and the
+// delta is smaller than the data. Made here, once, before `p` reaches a
+// shard; every subscriber that negotiated deltas shares it.
+void attach_delta(const channel_state& st, const publication& p) {
+  if (!p.delta.empty() || st.history.size() < 2)
+    return;
+  const auto first = st.history.front()->offset;
+  if (p.offset <= first || p.offset - first >= st.history.size())
+    return;
+  const auto& prev = *st.history[static_cast<std::size_t>(p.offset - first - 1)];
+  if (prev.epoch != p.epoch || prev.offset + 1 != p.offset)
+    return;
+  auto d = net::fossil::create(prev.data, p.data);
+  if (d.size() < p.data.size())
+    p.delta = std::move(d);
+}
+
 // Hands a publication the log took to every shard that has subscribers,
 // one post per shard.
 void fan_out(channel_pointer self, const publication_ptr& p) {
   auto& st = self->state;
+  if (st.deltas)
+    attach_delta(st, *p);
   st.refresh_fanout();
   for (const auto& [shard, list] : st.fanout_lists)
     shard->fanout(p, list);

@@ -52,6 +52,11 @@ struct channel_state : channel_log {
   std::deque<std::pair<caf::actor_clock::time_point, std::string>> key_order;
   /// connection actor -> its session (where publications go)
   std::unordered_map<caf::actor, std::shared_ptr<net::delivery_sink>> subscribers;
+  /// A subscriber negotiated delta compression on this channel: from then
+  /// on each publication gets a Fossil delta against the one before (once,
+  /// for all subscribers: publication::delta), also while no such
+  /// subscriber is connected, so one that comes back recovers with deltas.
+  bool deltas = false;
   /// The subscribers' sessions grouped by shard, as handed to the shards;
   /// rebuilt before a publication when `subscribers` changed.
   std::vector<std::pair<net::shard*, net::subscriber_list_ptr>> fanout_lists;

@@ -110,13 +110,13 @@ void on_text(connection_pointer self, const std::string& text) {
 // of the subscribe first (WebSocket: expect(); SSE: begin()), through the
 // same shard queue the channel's answer takes after it.
 void send_subscribe(connection_pointer self, const std::string& channel,
-                    std::optional<net::stream_position> since, bool epoch_history) {
+                    std::optional<net::stream_position> since, bool epoch_history, bool delta) {
   auto& st = self->state;
   auto& s = st.subs[channel];
   s.request = st.next_request++; // a renewed subscribe: on_subscribed takes the new answer
   self->send(st.registry, subscribe_atom_v,
              subscribe_request{channel, caf::actor_cast<caf::actor>(self), std::move(since),
-                               s.request, st.sink, epoch_history});
+                               s.request, st.sink, epoch_history, delta});
 }
 
 void close_client(connection_pointer self, net::close_request req) {

@@ -101,8 +101,10 @@ using connection_pointer = caf::stateful_actor<connection_state>*;
 /// number, recording it in `subs` (a renewed subscribe replaces the pending
 /// one). The caller told the session first (session_control::expect()).
 /// @param epoch_history see subscribe_request::epoch_history (Centrifugo).
+/// @param delta see subscribe_request::delta (Centrifugo's `delta: "fossil"`).
 void send_subscribe(connection_pointer self, const std::string& channel,
-                    std::optional<net::stream_position> since, bool epoch_history = false);
+                    std::optional<net::stream_position> since, bool epoch_history = false,
+                    bool delta = false);
 
 /// Closes the client once (later calls are ignored).
 void close_client(connection_pointer self, net::close_request req);

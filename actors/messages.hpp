@@ -106,6 +106,10 @@ struct subscribe_request {
   /// epoch_changed gap makes the SDK subscribe again, and that reply is the
   /// only place the new epoch's first publications can reach it.
   bool epoch_history = false;
+  /// The subscriber negotiated delta compression: from then on the channel
+  /// makes a Fossil delta of each publication against the one before
+  /// (publication::delta, channel_state::deltas).
+  bool delta = false;
 };
 
 /// The channel's answer, handed to the subscriber's session before any live

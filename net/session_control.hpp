@@ -69,13 +69,15 @@ public:
   /// connection's request number `request` (net/core/subscription_table.hpp
   /// expect(): `id` the client's command id, `since` its position;
   /// `reject_unrecovered` the Centrifugo subscribe flag bit 2: answer a failed
-  /// recovery with error 112). Where the session has a subscribe timeout
+  /// recovery with error 112; `delta` the client asked for delta
+  /// compression, Centrifugo's `delta: "fossil"`). Where the session has a subscribe timeout
   /// (session_options::subscribe_timeout, cluster mode) and the channel does
   /// not answer in time, the session answers the client `unavailable` and
   /// reports session_events::on_subscribe_timeout().
   /// Thread-safe; ordered with send() and close().
   virtual void expect(std::string channel, std::uint64_t request, nlohmann::json id,
-                      std::optional<stream_position> since, bool reject_unrecovered) = 0;
+                      std::optional<stream_position> since, bool reject_unrecovered,
+                      bool delta = false) = 0;
 
   /// The client left `channel` (subscription_table::forget()).
   /// Thread-safe; ordered with send() and close().

@@ -54,15 +54,16 @@ void stream_session::begin(std::vector<std::string> channels,
 }
 
 void stream_session::expect(std::string channel, std::uint64_t request, nlohmann::json id,
-                            std::optional<stream_position> since, bool reject_unrecovered) {
+                            std::optional<stream_position> since, bool reject_unrecovered,
+                            bool delta) {
   shard_->post([self = shared_from_this(), c = std::move(channel), request, i = std::move(id),
-                s = std::move(since), reject_unrecovered]() mutable {
+                s = std::move(since), reject_unrecovered, delta]() mutable {
     if (self->closed_)
       return;
     const auto timeout = self->opts_.subscribe_timeout;
     const auto due = timeout.count() > 0 ? std::chrono::steady_clock::now() + timeout
                                          : subscription_table::time_point{};
-    self->table_.expect(c, request, std::move(i), std::move(s), reject_unrecovered, due);
+    self->table_.expect(c, request, std::move(i), std::move(s), reject_unrecovered, due, delta);
     if (timeout.count() > 0)
       self->arm_subscribe_timer();
   });

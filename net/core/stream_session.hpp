@@ -68,7 +68,8 @@ public:
   void close(close_request req) override;
   void begin(std::vector<std::string> channels, std::vector<sse::cursor_entry> cursor) override;
   void expect(std::string channel, std::uint64_t request, nlohmann::json id,
-              std::optional<stream_position> since, bool reject_unrecovered) override;
+              std::optional<stream_position> since, bool reject_unrecovered,
+              bool delta = false) override;
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override;
   void revoke(std::string channel, std::string why) override;
 

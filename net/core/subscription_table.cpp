@@ -30,7 +30,7 @@ void subscription_table::begin(const std::vector<std::string>& channels,
 
 void subscription_table::expect(const std::string& channel, std::uint64_t request,
                                 nlohmann::json id, std::optional<stream_position> since,
-                                bool reject_unrecovered, time_point due) {
+                                bool reject_unrecovered, time_point due, bool delta) {
   entry* e = find(channel);
   if (e == nullptr) {
     entries_.emplace_back();
@@ -49,6 +49,8 @@ void subscription_table::expect(const std::string& channel, std::uint64_t reques
   e->due = due;
   e->active = false;
   e->position = {};
+  e->delta = delta && codec_->supports_delta();
+  e->delta_base = false;
 }
 
 std::vector<std::pair<std::string, std::uint64_t>>
@@ -152,6 +154,7 @@ void subscription_table::write(std::string body) {
 }
 
 bool subscription_table::gap(entry& e, std::string_view reason) {
+  e.delta_base = false; // the next publication goes in full
   write(codec_->gap(e.channel, reason));
   if (codec_->gap_ends_subscription()) {
     // Centrifugo: the SDK subscribes again from its last position (and
@@ -181,9 +184,13 @@ void subscription_table::deliver(entry& e, const publication& p, bool live) {
     if (!gap(e, "missed_publications"))
       return;
   }
+  // A delta only on top of the publication just before, which the client holds.
+  const bool as_delta = e.delta && e.delta_base && !p.delta.empty() &&
+                        e.position.offset + 1 == p.offset;
   e.position.offset = p.offset;
   metrics::delivered(kind_);
-  const auto bytes = codec_->publication_message(p);
+  const auto bytes = e.delta ? codec_->delta_message(p, as_delta) : codec_->publication_message(p);
+  e.delta_base = e.delta;
   const auto accepted = live ? p.accepted_ns : 0;
   if (!cursor_) {
     out_.write_publication(p, bytes.header, bytes.body, accepted);
@@ -220,7 +227,10 @@ void subscription_table::emit_answer_with_replay(entry& e, const subscription_an
     metrics::delivered(kind_);
     replay.push_back(p.get());
   }
-  write(codec_->subscribed(e.id, a.channel, a.position, recovering, a.recovered, a.reason, replay));
+  // With delta compression the client's base is the replay's last publication.
+  e.delta_base = e.delta && !replay.empty();
+  write(codec_->subscribed(e.id, a.channel, a.position, recovering, a.recovered, a.reason, replay,
+                           e.delta));
   e.id = nullptr;
   e.since.reset();
 }
@@ -231,8 +241,9 @@ void subscription_table::emit_answer(entry& e, const subscription_answer& a) {
     return;
   }
   // The reply (SSE: none, but a failed recovery's gap), then the replay.
+  e.delta_base = false;
   write(codec_->subscribed(e.id, a.channel, a.position, e.since.has_value(), a.recovered, a.reason,
-                           {}));
+                           {}, e.delta));
   e.id = nullptr;
   if (e.since)
     metrics::recovery(a.recovered);

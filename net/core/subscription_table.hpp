@@ -103,9 +103,14 @@ public:
   /// answered with error 112 instead of a subscribe reply.
   /// `due`: when give_up_overdue() gives the subscribe up if its channel has
   /// not answered (cluster mode); the default: never.
+  /// `delta`: the client asked for delta compression and the codec
+  /// supports_delta(): the reply says so; the first publication written
+  /// (live or replayed) is full, each next one a delta against the one
+  /// before where the publication has one and the client holds that one;
+  /// after a gap or a new epoch, full again.
   void expect(const std::string& channel, std::uint64_t request, nlohmann::json id,
               std::optional<stream_position> since, bool reject_unrecovered = false,
-              time_point due = {});
+              time_point due = {}, bool delta = false);
 
   /// WebSocket: the client left `channel`. A subscribe still pending is
   /// answered with an `error` `cancelled` first. With `unsub_id` set the
@@ -158,6 +163,8 @@ private:
     time_point due{};                     ///< WS: give the pending subscribe up then ({}: never)
     bool active = false;                  ///< the channel answered
     bool reject_unrecovered = false;      ///< Centrifugo: 112 rather than recovered:false
+    bool delta = false;                   ///< delta compression negotiated
+    bool delta_base = false;              ///< ...and the client holds the data at `position`
   };
 
   entry* find(const std::string& channel) noexcept;

@@ -1,7 +1,9 @@
 // publication: one event published to one channel, with its offset and its
 // encoded bytes for every transport. Built once by the channel actor and
 // shared (as publication_ptr) by the channel's history and every subscriber
-// session on every I/O shard; never mutated after it is built.
+// session on every I/O shard; never mutated after it is built, except
+// `delta`, which the channel actor sets before the publication reaches any
+// shard, and the encodings built on first use (each under its once_flag).
 #pragma once
 
 #include "net/wire/frame.hpp"
@@ -42,6 +44,27 @@ struct publication {
   mutable std::once_flag centrifugo_pb_once;
   mutable frame centrifugo_pb;
   mutable std::string centrifugo_pb_header;
+
+  // Delta compression (Centrifugo's `delta: "fossil"`, docs/centrifugo.md).
+  /// Fossil delta (net/wire/fossil_delta.hpp) of `data` against the
+  /// channel's previous publication (offset - 1, same epoch); empty when
+  /// none was made (no subscriber of the channel asked for deltas, no
+  /// predecessor, or the delta was not smaller). Set by the channel actor
+  /// before the publication reaches a shard.
+  mutable std::string delta;
+  // The pushes to subscriptions that negotiated deltas, built on first use:
+  // JSON, the full data as a JSON string, and the delta likewise with
+  // `delta: true`; Protobuf, the delta bytes with `delta: true` (its full
+  // push is centrifugo_pb).
+  mutable std::once_flag centrifugo_full_once;
+  mutable frame centrifugo_full;
+  mutable std::string centrifugo_full_header;
+  mutable std::once_flag centrifugo_delta_once;
+  mutable frame centrifugo_delta;
+  mutable std::string centrifugo_delta_header;
+  mutable std::once_flag centrifugo_pb_delta_once;
+  mutable frame centrifugo_pb_delta;
+  mutable std::string centrifugo_pb_delta_header;
 };
 
 using publication_ptr = std::shared_ptr<const publication>;

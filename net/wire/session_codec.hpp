@@ -54,6 +54,18 @@ public:
 
   /// The publication's bytes, in one call (the delivery path).
   virtual publication_bytes publication_message(const publication& p) const = 0;
+  /// The publication's bytes for a subscription that negotiated delta
+  /// compression (Centrifugo's `delta: "fossil"`): with `as_delta` its
+  /// Fossil delta p.delta against the previous publication, which the
+  /// client holds (the caller checks that, and that p.delta is not empty);
+  /// else in full, as such a subscription carries it. Encodings without
+  /// delta compression: publication_message(p).
+  virtual publication_bytes delta_message(const publication& p, bool as_delta) const {
+    (void)as_delta;
+    return publication_message(p);
+  }
+  /// This encoding can negotiate delta compression.
+  virtual bool supports_delta() const noexcept { return false; }
 
   /// How a close with Herald's close `code` (docs/protocol.md "Close codes",
   /// RFC 6455 section 7.4.1 numbers) and `reason` reaches the client:
@@ -88,12 +100,15 @@ public:
   /// The subscribe reply. `position` the channel's latest publication;
   /// `recovering` a position was given; `recovered` it was recovered;
   /// `reason` why not (may be empty); `replay` the publications inside the
-  /// reply when replay_in_reply() (else empty), in offset order. SSE: no
-  /// reply, but a failed recovery is a gap with `reason`.
+  /// reply when replay_in_reply() (else empty), in offset order; `delta`
+  /// the subscription negotiated delta compression (the reply says so, the
+  /// replay's first publication is full, the next ones deltas where they
+  /// can be). SSE: no reply, but a failed recovery is a gap with `reason`.
   virtual std::string subscribed(const nlohmann::json& id, std::string_view channel,
                                  const stream_position& position, bool recovering, bool recovered,
                                  std::string_view reason,
-                                 const std::vector<const publication*>& replay) const = 0;
+                                 const std::vector<const publication*>& replay,
+                                 bool delta = false) const = 0;
 
   /// The notice that the connection's token expires soon (/v1/ws:
   /// `refresh_required` with `expires_at`, s since the Unix epoch), or empty

@@ -69,9 +69,10 @@ public:
     table->begin(channels, cursor);
   }
   void expect(std::string channel, std::uint64_t request, nlohmann::json id,
-              std::optional<net::stream_position> since, bool reject_unrecovered) override {
+              std::optional<net::stream_position> since, bool reject_unrecovered,
+              bool delta = false) override {
     table->expect(channel, request, std::move(id), std::move(since), reject_unrecovered,
-                  due.value_or(net::subscription_table::time_point{}));
+                  due.value_or(net::subscription_table::time_point{}), delta);
   }
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override {
     table->forget(channel, std::move(unsub_id));

@@ -34,7 +34,8 @@ import {
   waitUntil,
   withHerald,
 } from "./lib/herald.mjs";
-import { ENCODINGS, pubData } from "./lib/centrifuge.mjs";
+import { ENCODINGS, pubData, sdkClient, subscription } from "./lib/centrifuge.mjs";
+import { startProxy } from "./lib/proxy.mjs";
 import { hsSetup, nowS, signJwt } from "./lib/tokens.mjs";
 
 const ALICE = accountId(1);
@@ -42,90 +43,8 @@ const BOB = accountId(2);
 
 after(awaitBackgroundStops);
 
-/** A TCP proxy in front of `port`: `drop()` cuts every connection through it
- * (the SDK sees its transport close and reconnects through the proxy);
- * `pauseUpstream()` / `resumeUpstream()` stop and restart reading from Herald. */
-async function startProxy(port) {
-  const pairs = new Set();
-  let paused = false;
-  const server = net.createServer((client) => {
-    const upstream = net.connect(port, "127.0.0.1");
-    const pair = { client, upstream };
-    pairs.add(pair);
-    client.pipe(upstream);
-    upstream.pipe(client);
-    if (paused) upstream.pause();
-    const end = () => {
-      pairs.delete(pair);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on("error", end);
-    upstream.on("error", end);
-    client.on("close", end);
-    upstream.on("close", end);
-  });
-  await new Promise((resolve) => server.listen(0, "127.0.0.1", resolve));
-  return {
-    port: server.address().port,
-    drop() {
-      for (const { client, upstream } of pairs) {
-        client.destroy();
-        upstream.destroy();
-      }
-      pairs.clear();
-    },
-    pauseUpstream() {
-      paused = true;
-      for (const { upstream } of pairs) {
-        upstream.unpipe();
-        upstream.pause();
-      }
-    },
-    resumeUpstream() {
-      paused = false;
-      for (const { client, upstream } of pairs) {
-        upstream.pipe(client);
-        upstream.resume();
-      }
-    },
-    close: () => new Promise((resolve) => server.close(resolve)),
-  };
-}
-
-
 /** What the app passes as command data (rpc, publish): a JSON value, or its bytes for the Protobuf build. */
 const commandData = (enc, value) => (enc === "protobuf" ? new TextEncoder().encode(JSON.stringify(value)) : value);
-
-/** A client of the SDK build `Sdk` for `port` that records its state changes. */
-function sdkClient(Sdk, port, opts = {}) {
-  const c = new Sdk(`ws://127.0.0.1:${port}/connection/websocket`, {
-    websocket: WebSocket,
-    minReconnectDelay: 50,
-    maxReconnectDelay: 300,
-    timeout: 3000,
-    ...opts,
-  });
-  c.events = [];
-  for (const name of ["connecting", "connected", "disconnected", "error"])
-    c.on(name, (ctx) => c.events.push({ name, ctx }));
-  return c;
-}
-
-/**
- * Subscribes `c` to `channel`, recording publications and subscribe events.
- * Each recorded publication has `data` decoded (pubData) and `raw`, the data as
- * the SDK gave it.
- */
-function subscription(c, channel, opts = {}) {
-  const sub = c.newSubscription(channel, opts);
-  sub.pubs = [];
-  sub.events = [];
-  sub.on("publication", (ctx) => sub.pubs.push({ ...ctx, raw: ctx.data, data: pubData(ctx) }));
-  for (const name of ["subscribing", "subscribed", "unsubscribed", "error"])
-    sub.on(name, (ctx) => sub.events.push({ name, ctx }));
-  return sub;
-}
 
 /** POST /api/{method} with the API key in X-API-Key; throws unless 200 with a result. */
 async function api(h, method, body, key, { header = "x-api-key" } = {}) {

@@ -46,8 +46,9 @@ public:
   }
   std::string encode_subscribe(std::uint32_t id, const stream_position& position,
                                bool was_recovering, bool recovered,
-                               const std::vector<const publication*>& replay) const override {
-    return centrifugo::encode_subscribe(id, position, was_recovering, recovered, replay);
+                               const std::vector<const publication*>& replay,
+                               bool delta) const override {
+    return centrifugo::encode_subscribe(id, position, was_recovering, recovered, replay, delta);
   }
   std::string encode_unsubscribe(std::uint32_t id) const override {
     return centrifugo::encode_unsubscribe(id);
@@ -63,6 +64,9 @@ public:
   }
   publication_bytes publication_push(const publication& p) const override {
     return centrifugo::publication_push_bytes(p);
+  }
+  publication_bytes delta_push(const publication& p, bool as_delta) const override {
+    return centrifugo::delta_push_bytes(p, as_delta);
   }
 };
 

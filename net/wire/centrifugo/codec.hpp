@@ -57,10 +57,14 @@ public:
   virtual std::string encode_refresh(std::uint32_t id, std::string_view client,
                                      std::string_view version,
                                      std::uint32_t ttl_seconds) const = 0;
-  /// Reply `subscribe` with the replay inside (protocol.hpp encode_subscribe()).
+  /// Reply `subscribe` with the replay inside (protocol.hpp encode_subscribe());
+  /// `delta`: the subscription negotiated delta compression (`delta: true`
+  /// in the reply, the replay's first publication in full, the next ones as
+  /// deltas where delta_follows()).
   virtual std::string encode_subscribe(std::uint32_t id, const stream_position& position,
                                        bool was_recovering, bool recovered,
-                                       const std::vector<const publication*>& replay) const = 0;
+                                       const std::vector<const publication*>& replay,
+                                       bool delta = false) const = 0;
   /// Reply `unsubscribe` (empty result).
   virtual std::string encode_unsubscribe(std::uint32_t id) const = 0;
   /// Reply `ping` to the client's ping command.
@@ -78,7 +82,16 @@ public:
   /// of the frame carrying it, built on the first call and kept in `p` (the
   /// same bytes for every subscriber of this encoding, on every shard).
   virtual publication_bytes publication_push(const publication& p) const = 0;
+
+  /// The push of `p` to a subscription that negotiated delta compression:
+  /// with `as_delta` its Fossil delta p.delta (`delta: true`; the caller
+  /// checks that the client holds the previous publication and that p.delta
+  /// is not empty), else its full data as Centrifugo sends it on such
+  /// subscriptions (JSON: a JSON string; Protobuf: the bytes, as
+  /// publication_push). Built once per publication, kept in `p`.
+  virtual publication_bytes delta_push(const publication& p, bool as_delta) const = 0;
 };
+
 
 /// The JSON codec (text frames).
 const codec& json_codec() noexcept;

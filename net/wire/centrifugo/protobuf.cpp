@@ -84,6 +84,9 @@ parsed decode(const char* data, std::size_t size) {
     cmd.flag = static_cast<std::uint32_t>(s.flag());
     if (cmd.since.epoch.size() > 64)
       return refuse(id, "\"epoch\" longer than 64 characters");
+    if (!s.delta().empty() && s.delta() != "fossil")
+      return refuse(id, "\"delta\" must be \"fossil\", the only delta format");
+    cmd.delta = !s.delta().empty();
   } else if (c.has_unsubscribe()) {
     cmd.kind = method::unsubscribe;
     cmd.channel = c.unsubscribe().channel();
@@ -107,22 +110,27 @@ std::string encode(const pb::Reply& r) {
   return delimited(r.SerializeAsString());
 }
 
-void fill(pb::Publication& out, const publication& p) {
-  out.set_data(p.data);
+void fill(pb::Publication& out, const publication& p, bool as_delta = false) {
+  out.set_data(as_delta ? p.delta : p.data);
   out.set_offset(p.offset);
   (*out.mutable_tags())["event"] = p.event;
+  if (as_delta)
+    out.set_delta(true);
 }
 
-void build_push(const publication& p) {
+void build_push_into(const publication& p, bool as_delta, frame& body, std::string& header) {
   pb::Reply r;
   auto* push = r.mutable_push();
   push->set_channel(p.channel);
-  fill(*push->mutable_pub(), p);
+  fill(*push->mutable_pub(), p, as_delta);
   auto out = encode(r);
-  char header[ws::max_server_header_bytes];
-  p.centrifugo_pb_header.assign(header,
-                                ws::encode_header(ws::opcode::binary, out.size(), header));
-  p.centrifugo_pb = make_frame(std::move(out));
+  char h[ws::max_server_header_bytes];
+  header.assign(h, ws::encode_header(ws::opcode::binary, out.size(), h));
+  body = make_frame(std::move(out));
+}
+
+void build_push(const publication& p) {
+  build_push_into(p, false, p.centrifugo_pb, p.centrifugo_pb_header);
 }
 
 class codec_impl final : public codec {
@@ -184,7 +192,8 @@ public:
 
   std::string encode_subscribe(std::uint32_t id, const stream_position& position,
                                bool was_recovering, bool recovered,
-                               const std::vector<const publication*>& replay) const override {
+                               const std::vector<const publication*>& replay,
+                               bool delta) const override {
     pb::Reply r;
     r.set_id(id);
     auto* s = r.mutable_subscribe();
@@ -194,8 +203,13 @@ public:
     s->set_offset(position.offset);
     s->set_was_recovering(was_recovering);
     s->set_recovered(recovered);
-    for (const auto* p : replay)
-      fill(*s->add_publications(), *p);
+    if (delta)
+      s->set_delta(true);
+    const publication* prev = nullptr;
+    for (const auto* p : replay) {
+      fill(*s->add_publications(), *p, delta && prev && delta_follows(*prev, *p));
+      prev = p;
+    }
     return encode(r);
   }
 
@@ -233,6 +247,15 @@ public:
   publication_bytes publication_push(const publication& p) const override {
     std::call_once(p.centrifugo_pb_once, build_push, std::cref(p));
     return {p.centrifugo_pb_header, p.centrifugo_pb};
+  }
+
+  publication_bytes delta_push(const publication& p, bool as_delta) const override {
+    if (!as_delta)
+      return publication_push(p); // full data travels as bytes either way
+    std::call_once(p.centrifugo_pb_delta_once, [&] {
+      build_push_into(p, true, p.centrifugo_pb_delta, p.centrifugo_pb_delta_header);
+    });
+    return {p.centrifugo_pb_delta_header, p.centrifugo_pb_delta};
   }
 };
 

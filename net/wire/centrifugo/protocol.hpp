@@ -76,6 +76,9 @@ struct command {
   bool recover = false;    ///< subscribe: recover from `epoch`/`offset`
   stream_position since;   ///< subscribe with recover
   std::uint32_t flag = 0;  ///< subscribe flag bits
+  /// subscribe: `delta: "fossil"` asked for Fossil delta compression (the
+  /// only format; another non-empty value is refused 107)
+  bool delta = false;
   std::string unsupported; ///< the method's name when kind == unsupported
 };
 
@@ -123,11 +126,14 @@ std::string encode_refresh(std::uint32_t id, std::string_view client, std::strin
                            std::uint32_t ttl_seconds);
 
 /// `{"id":N,"subscribe":{"recoverable":true,"positioned":true,"epoch":..,
-/// "offset":N,"was_recovering":b,"recovered":b[,"publications":[...]]}}`.
-/// `position` is the channel's latest publication; `replay` the publications
-/// the client missed, in offset order (each as in encode_publication_object).
+/// "offset":N,"was_recovering":b,"recovered":b[,"publications":[...]]
+/// [,"delta":true]}}`. `position` is the channel's latest publication;
+/// `replay` the publications the client missed, in offset order (each as in
+/// encode_publication_object; with `delta`, as encode_delta_object: the
+/// first in full, each next one as a delta where delta_follows()).
 std::string encode_subscribe(std::uint32_t id, const stream_position& position, bool was_recovering,
-                             bool recovered, const std::vector<const publication*>& replay);
+                             bool recovered, const std::vector<const publication*>& replay,
+                             bool delta = false);
 
 /// `{"id":N,"unsubscribe":{}}`
 std::string encode_unsubscribe(std::uint32_t id);
@@ -140,6 +146,24 @@ std::string encode_ping(std::uint32_t id);
 /// `{"data":<data>,"offset":N,"tags":{"event":"<event>"}}` (client.proto
 /// Publication; Herald's data is JSON, sent as is).
 std::string encode_publication_object(const publication& p);
+
+/// On a subscription that negotiated delta compression, Centrifugo sends the
+/// data as a JSON string (the SDK decodes it, or applies the delta to the
+/// previous value's bytes): `{"data":"<data as a JSON string>","offset":N,
+/// "tags":{..}}`, or with `as_delta` `{"data":"<p.delta as a JSON string>",
+/// "offset":N,"tags":{..},"delta":true}` (the Fossil delta is UTF-8 text,
+/// net/wire/fossil_delta.hpp).
+std::string encode_delta_object(const publication& p, bool as_delta);
+
+/// `p` can travel as a delta after `prev` (the publication the client
+/// holds): it has a delta, and it is the next one in the same epoch.
+inline bool delta_follows(const publication& prev, const publication& p) noexcept {
+  return !p.delta.empty() && prev.epoch == p.epoch && prev.offset + 1 == p.offset;
+}
+
+/// The push of encode_delta_object(p, as_delta) and its RFC 6455 header,
+/// built on the first call for `p` and kept in it (thread-safe).
+publication_bytes delta_push_bytes(const publication& p, bool as_delta);
 
 /// `{"push":{"channel":"..","pub":{...}}}`, built on the first call for `p`
 /// and kept in `p` (the same bytes for every subscriber; thread-safe).

@@ -42,8 +42,8 @@ public:
   bool replay_in_reply() const noexcept override { return false; }
   std::string subscribed(const nlohmann::json& id, std::string_view channel,
                          const stream_position& position, bool recovering, bool recovered,
-                         std::string_view reason,
-                         const std::vector<const publication*>&) const override {
+                         std::string_view reason, const std::vector<const publication*>&,
+                         bool = false) const override {
     return encode_subscribed(id, channel, position, recovering && recovered, reason);
   }
   std::string refresh_required(std::int64_t expires_at) const override {
@@ -79,6 +79,10 @@ public:
   publication_bytes publication_message(const publication& p) const override {
     return c_.publication_push(p);
   }
+  publication_bytes delta_message(const publication& p, bool as_delta) const override {
+    return c_.delta_push(p, as_delta);
+  }
+  bool supports_delta() const noexcept override { return true; }
   const frame* ping_frame() const noexcept override { return &c_.ping_frame(); }
   std::pair<std::uint16_t, std::string> close(std::uint16_t code,
                                               std::string_view reason) const override {
@@ -104,9 +108,10 @@ public:
   bool replay_in_reply() const noexcept override { return true; }
   std::string subscribed(const nlohmann::json& id, std::string_view,
                          const stream_position& position, bool recovering, bool recovered,
-                         std::string_view,
-                         const std::vector<const publication*>& replay) const override {
-    return c_.encode_subscribe(id_of(id), position, recovering, recovering && recovered, replay);
+                         std::string_view, const std::vector<const publication*>& replay,
+                         bool delta = false) const override {
+    return c_.encode_subscribe(id_of(id), position, recovering, recovering && recovered, replay,
+                               delta);
   }
   std::string refresh_required(std::int64_t) const override {
     return {}; // the SDK refreshes after the `ttl` of its connect reply

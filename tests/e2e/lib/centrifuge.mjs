@@ -4,6 +4,7 @@
 
 import { Centrifuge } from "centrifuge";
 import { Centrifuge as CentrifugeProtobuf } from "centrifuge/build/protobuf";
+import WebSocket from "ws";
 
 /** [name, SDK class]: Centrifugo's JSON protocol and its Protobuf protocol. */
 export const ENCODINGS = [
@@ -24,4 +25,34 @@ export function pubData(ctx) {
   } catch {
     return { notJson: text }; // fails the test's comparisons, visibly, instead of throwing inside the SDK
   }
+}
+
+/** A client of the SDK build `Sdk` for `port` that records its state changes. */
+export function sdkClient(Sdk, port, opts = {}) {
+  const c = new Sdk(`ws://127.0.0.1:${port}/connection/websocket`, {
+    websocket: WebSocket,
+    minReconnectDelay: 50,
+    maxReconnectDelay: 300,
+    timeout: 3000,
+    ...opts,
+  });
+  c.events = [];
+  for (const name of ["connecting", "connected", "disconnected", "error"])
+    c.on(name, (ctx) => c.events.push({ name, ctx }));
+  return c;
+}
+
+/**
+ * Subscribes `c` to `channel`, recording publications and subscribe events.
+ * Each recorded publication has `data` decoded (pubData) and `raw`, the data as
+ * the SDK gave it.
+ */
+export function subscription(c, channel, opts = {}) {
+  const sub = c.newSubscription(channel, opts);
+  sub.pubs = [];
+  sub.events = [];
+  sub.on("publication", (ctx) => sub.pubs.push({ ...ctx, raw: ctx.data, data: pubData(ctx) }));
+  for (const name of ["subscribing", "subscribed", "unsubscribed", "error"])
+    sub.on(name, (ctx) => sub.events.push({ name, ctx }));
+  return sub;
 }

@@ -18,9 +18,11 @@ struct recorded : subscription_table::output {
   std::vector<std::string> ids; ///< SSE id lines ("" for WebSocket)
   std::vector<std::string> out; ///< "pub <channel> <offset>" or the message body
   std::vector<std::int64_t> accepted;
+  std::vector<std::string> bodies; ///< each publication's message body
   bool cursor = false; ///< SSE: the prefix is the id line (WebSocket: a frame header)
-  void write_publication(const publication& p, std::string prefix, const frame&,
+  void write_publication(const publication& p, std::string prefix, const frame& body,
                          std::int64_t acc) override {
+    bodies.push_back(body ? *body : std::string{});
     ids.push_back(cursor ? std::move(prefix) : std::string{});
     out.push_back("pub " + p.channel + " " + std::to_string(p.offset));
     accepted.push_back(acc);
@@ -119,7 +121,7 @@ TEST_CASE("ws: offset jumps and new epochs are gaps, never silent", "[subscripti
   CHECK(r.out[4] == "pub stream:1 1");
 }
 
-TEST_CASE("ws: unsubscribe while pending answers cancelled; stale answers are ignored",
+TEST_CASE("ws: unsubscribe while pending answers cancelled, stale answers are ignored",
           "[subscription_table]") {
   recorded r;
   subscription_table t{metrics::transport::ws, ws_herald(), r};
@@ -141,7 +143,7 @@ TEST_CASE("ws: unsubscribe while pending answers cancelled; stale answers are ig
   CHECK(t.size() == 0u);
 }
 
-TEST_CASE("sse: nothing is written until every channel answered; every id names all",
+TEST_CASE("sse: nothing is written until every channel answered, every id names all",
           "[subscription_table]") {
   recorded r;
   r.cursor = true;
@@ -315,6 +317,122 @@ TEST_CASE("centrifugo: after a live epoch_changed gap the resubscribe reply carr
   CHECK(reply["subscribe"]["publications"][0]["offset"] == 1);
   CHECK(reply["subscribe"]["publications"][1]["offset"] == 2);
   CHECK(r.out[3] == "pub stream:1 3");
+}
+
+// -- delta compression (Centrifugo's `delta: "fossil"`) ----------------------
+
+namespace {
+/// A publication whose data and delta are told apart on the wire.
+publication_ptr delta_pub(std::uint64_t offset, std::string epoch = "e") {
+  auto p = std::make_shared<publication>();
+  p->channel = "stream:1";
+  p->epoch = std::move(epoch);
+  p->offset = offset;
+  p->event = "e";
+  p->data = R"({"n":)" + std::to_string(offset) + "}";
+  p->delta = "D" + std::to_string(offset); // what the channel actor made
+  return p;
+}
+/// The `pub` object of a recorded push body.
+json pub_of(const std::string& body) {
+  return json::parse(body)["push"]["pub"];
+}
+} // namespace
+
+TEST_CASE("centrifugo delta: the first publication after the reply is full, the next ones "
+          "deltas, data travels as a JSON string",
+          "[subscription_table][centrifugo][delta]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
+  t.expect("stream:1", 1, 2, std::nullopt, false, {}, /*delta=*/true);
+  t.on_answer(answer("stream:1", 1, "e", 4));
+  t.on_publication(delta_pub(5));
+  t.on_publication(delta_pub(6));
+  auto no_delta = delta_pub(7);
+  no_delta->delta.clear(); // the channel made none (not smaller): full
+  t.on_publication(no_delta);
+  t.on_publication(delta_pub(8));
+  REQUIRE(r.out.size() == 5u);
+  CHECK(json::parse(r.out[0])["subscribe"]["delta"] == true);
+  REQUIRE(r.bodies.size() == 4u);
+  auto p5 = pub_of(r.bodies[0]);
+  CHECK(p5["data"] == R"({"n":5})"); // a string, not the object
+  CHECK_FALSE(p5.contains("delta"));
+  auto p6 = pub_of(r.bodies[1]);
+  CHECK(p6["data"] == "D6");
+  CHECK(p6["delta"] == true);
+  CHECK(p6["offset"] == 6);
+  CHECK(pub_of(r.bodies[2])["data"] == R"({"n":7})");
+  CHECK_FALSE(pub_of(r.bodies[2]).contains("delta"));
+  CHECK(pub_of(r.bodies[3])["data"] == "D8");
+}
+
+TEST_CASE("centrifugo delta: without the option, or on /v1/ws, data goes whole as JSON",
+          "[subscription_table][centrifugo][delta]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
+  t.expect("stream:1", 1, 2, std::nullopt, false);
+  t.on_answer(answer("stream:1", 1, "e", 4));
+  t.on_publication(delta_pub(5));
+  t.on_publication(delta_pub(6));
+  REQUIRE(r.bodies.size() == 2u);
+  CHECK_FALSE(json::parse(r.out[0])["subscribe"].contains("delta"));
+  CHECK(pub_of(r.bodies[1])["data"] == json{{"n", 6}});
+  CHECK_FALSE(pub_of(r.bodies[1]).contains("delta"));
+}
+
+TEST_CASE("centrifugo delta: a recovery replays the first publication full, the rest as "
+          "deltas, and live ones continue the chain",
+          "[subscription_table][centrifugo][delta]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
+  t.expect("stream:1", 1, 2, stream_position{"e", 3}, false, {}, true);
+  t.on_answer(answer("stream:1", 1, "e", 6, true, {delta_pub(4), delta_pub(5), delta_pub(6)}));
+  t.on_publication(delta_pub(7));
+  REQUIRE(r.out.size() == 2u);
+  auto reply = json::parse(r.out[0])["subscribe"];
+  CHECK(reply["delta"] == true);
+  REQUIRE(reply["publications"].size() == 3u);
+  CHECK(reply["publications"][0]["data"] == R"({"n":4})");
+  CHECK_FALSE(reply["publications"][0].contains("delta"));
+  CHECK(reply["publications"][1]["data"] == "D5");
+  CHECK(reply["publications"][1]["delta"] == true);
+  CHECK(reply["publications"][2]["data"] == "D6");
+  CHECK(pub_of(r.bodies[0])["data"] == "D7"); // the client holds 6
+}
+
+TEST_CASE("centrifugo delta: after a gap or on a new epoch the next publication is full",
+          "[subscription_table][centrifugo][delta]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
+  t.expect("stream:1", 1, 2, std::nullopt, false, {}, true);
+  t.on_answer(answer("stream:1", 1, "e", 4));
+  t.on_publication(delta_pub(5));
+  t.on_publication(delta_pub(6));
+  t.on_publication(delta_pub(8)); // 7 missing: the gap (an unsubscribe push)
+  // The SDK subscribes again from 6; the channel's answer replays 7 and 8.
+  t.expect("stream:1", 2, 3, stream_position{"e", 6}, false, {}, true);
+  t.on_answer(answer("stream:1", 2, "e", 8, true, {delta_pub(7), delta_pub(8)}));
+  t.on_publication(delta_pub(1, "f")); // a new epoch: a gap again
+  t.expect("stream:1", 3, 4, stream_position{"e", 8}, false, {}, true);
+  t.on_answer(answer("stream:1", 3, "f", 1, false, {}, "epoch_changed"));
+  t.on_publication(delta_pub(2, "f"));
+  t.on_publication(delta_pub(3, "f"));
+  REQUIRE(r.bodies.size() == 4u);
+  CHECK(pub_of(r.bodies[0])["data"] == R"({"n":5})");
+  CHECK(pub_of(r.bodies[1])["data"] == "D6");
+  // No delta after the gap push: the replay starts full.
+  auto replay = json::parse(r.out[4])["subscribe"]["publications"];
+  REQUIRE(replay.size() == 2u);
+  CHECK(replay[0]["data"] == R"({"n":7})");
+  CHECK(replay[1]["data"] == "D8");
+  // The new epoch's first publication after the reply is full, then deltas.
+  CHECK(pub_of(r.bodies[2])["data"] == R"({"n":2})");
+  CHECK(pub_of(r.bodies[3])["data"] == "D3");
 }
 
 TEST_CASE("centrifugo: unsubscribe replies echo the command id",

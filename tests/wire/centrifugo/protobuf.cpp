@@ -155,7 +155,7 @@ TEST_CASE("protobuf: several delimited commands in one message, each with its id
   CHECK(protobuf::command_ends("").empty());
 }
 
-TEST_CASE("protobuf: unknown fields are skipped; methods Herald does not offer are named",
+TEST_CASE("protobuf: unknown fields are skipped, methods Herald does not offer are named",
           "[protobuf]") {
   // Field 99 (varint) and 98 (bytes) are not in the schema; field 2 and 3 are
   // reserved in Command.
@@ -330,7 +330,60 @@ TEST_CASE("protobuf: a publication push is encoded once, in a binary frame, besi
   CHECK(json_codec().publication_push(*p).body->front() == '{');
 }
 
-TEST_CASE("protobuf: the server ping is an empty Reply in a binary frame; JSON's is {}",
+TEST_CASE("protobuf: delta: \"fossil\" is read, another format refused 107, a delta push "
+          "is Publication.delta = 8 with the delta bytes",
+          "[protobuf][delta]") {
+  auto sub = [](std::uint32_t id, const std::string& body) {
+    return delimit(field_varint(cmd_id, id) + field_bytes(cmd_subscribe, body));
+  };
+  auto cmds = protobuf::parse_commands(sub(1, field_bytes(1, "stream:1") + field_bytes(12, "fossil")) +
+                                       sub(2, field_bytes(1, "stream:1") + field_bytes(12, "zstd")) +
+                                       sub(3, field_bytes(1, "stream:1")));
+  REQUIRE(cmds.size() == 3u);
+  REQUIRE(cmds[0].ok);
+  CHECK(cmds[0].cmd.delta);
+  CHECK_FALSE(cmds[1].ok);
+  CHECK(cmds[1].err.id == 2u);
+  CHECK(cmds[1].err.code == error_code::bad_request);
+  REQUIRE(cmds[2].ok);
+  CHECK_FALSE(cmds[2].cmd.delta);
+
+  const auto& c = protobuf_codec();
+  auto p4 = make_pub(4);
+  auto p5 = make_pub(5);
+  p5->delta = "Kx\n3@0,delta;"; // stands for the channel's delta
+  // The subscribe reply says delta (SubscribeResult.delta = 13); the replay's
+  // first publication is full, the next one (offset + 1, same epoch) a delta.
+  auto s = read(read(undelimit(c.encode_subscribe(9, {"abc", 5}, true, true, {p4.get(), p5.get()},
+                                                  true)))
+                  .b(6));
+  CHECK(s.u(13) == 1u);
+  std::vector<fields> pubs;
+  for (auto [it, end] = s.bytes.equal_range(7); it != end; ++it)
+    pubs.push_back(read(it->second));
+  REQUIRE(pubs.size() == 2u);
+  CHECK(pubs[0].b(4) == p4->data);
+  CHECK_FALSE(pubs[0].has(8));
+  CHECK(pubs[1].b(4) == p5->delta);
+  CHECK(pubs[1].u(8) == 1u);
+  // Without delta negotiated: no flag, full data.
+  auto plain = read(read(undelimit(c.encode_subscribe(9, {"abc", 5}, true, true,
+                                                      {p4.get(), p5.get()})))
+                      .b(6));
+  CHECK_FALSE(plain.has(13));
+
+  // Live pushes: the delta push once per publication, the full one is the plain push.
+  const auto& d = c.delta_push(*p5, true);
+  CHECK(d.body.get() == c.delta_push(*p5, true).body.get());
+  auto pub = read(read(read(undelimit(*d.body)).b(4)).b(4));
+  CHECK(pub.b(4) == p5->delta);
+  CHECK(pub.u(8) == 1u);
+  CHECK(pub.u(6) == 5u);
+  CHECK(static_cast<std::uint8_t>(d.header[0]) == 0x82);
+  CHECK(c.delta_push(*p5, false).body.get() == c.publication_push(*p5).body.get());
+}
+
+TEST_CASE("protobuf: the server ping is an empty Reply in a binary frame, JSON's is {}",
           "[protobuf]") {
   CHECK(*protobuf_codec().ping_frame() == std::string("\x82\x01\x00", 3));
   CHECK(*json_codec().ping_frame() == std::string("\x81\x02{}", 4));

@@ -152,6 +152,51 @@ TEST_CASE("centrifugo: a publication push is encoded once and shared", "[centrif
   CHECK(static_cast<unsigned char>(h[1]) == first->size());
 }
 
+TEST_CASE("centrifugo: delta: \"fossil\" on subscribe, data as a JSON string on such "
+          "subscriptions, the delta with delta: true",
+          "[centrifugo][delta]") {
+  auto cmds = parse_commands(
+    R"({"id":1,"subscribe":{"channel":"stream:1","delta":"fossil"}})"
+    "\n"
+    R"({"id":2,"subscribe":{"channel":"stream:1","delta":"xdelta"}})"
+    "\n"
+    R"({"id":3,"subscribe":{"channel":"stream:1","delta":7}})"
+    "\n"
+    R"({"id":4,"subscribe":{"channel":"stream:1","delta":""}})");
+  REQUIRE(cmds.size() == 4u);
+  REQUIRE(cmds[0].ok);
+  CHECK(cmds[0].cmd.delta);
+  for (std::size_t i : {1u, 2u}) {
+    INFO(i);
+    CHECK_FALSE(cmds[i].ok);
+    CHECK(cmds[i].err.id == i + 1);
+    CHECK(cmds[i].err.code == error_code::bad_request);
+  }
+  REQUIRE(cmds[3].ok);
+  CHECK_FALSE(cmds[3].cmd.delta);
+
+  publication p;
+  p.channel = "stream:1";
+  p.epoch = "e";
+  p.offset = 8;
+  p.event = "tick";
+  p.data = R"({"memo":"caf\u00e9 \"q\"","n":1})";
+  p.delta = "Z\n2:\"é3@0,x;"; // UTF-8 with a quote, as a delta may be
+  auto full = nlohmann::json::parse(encode_delta_object(p, false));
+  CHECK(full["data"] == p.data); // a string holding the JSON text
+  CHECK(full["offset"] == 8);
+  CHECK(full["tags"]["event"] == "tick");
+  CHECK_FALSE(full.contains("delta"));
+  auto delta = nlohmann::json::parse(encode_delta_object(p, true));
+  CHECK(delta["data"] == p.delta);
+  CHECK(delta["delta"] == true);
+  auto push = nlohmann::json::parse(*delta_push_bytes(p, true).body);
+  CHECK(push["push"]["channel"] == "stream:1");
+  CHECK(push["push"]["pub"] == delta);
+  CHECK(delta_push_bytes(p, true).body.get() == delta_push_bytes(p, true).body.get());
+  CHECK(nlohmann::json::parse(*delta_push_bytes(p, false).body)["push"]["pub"] == full);
+}
+
 TEST_CASE("centrifugo: errors, unsubscribe replies and pushes", "[centrifugo]") {
   auto e = json::parse(encode_error(7, error_code::unrecoverable_position));
   CHECK(e["id"] == 7);
