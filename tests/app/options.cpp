@@ -75,7 +75,7 @@ TEST_CASE("env names are HERALD_ plus the option name upper-cased") {
   CHECK(env_name("jwt-secret") == "HERALD_JWT_SECRET");
 }
 
-TEST_CASE("every listed option has an env name; CAF's meta and unused options are not listed") {
+TEST_CASE("every listed option has an env name, CAF's meta and unused options are not listed") {
   test_config cfg;
   std::set<std::string> names;
   for (const auto& opt : cfg.option_set())

@@ -338,7 +338,7 @@ TEST_CASE("layout: outcomes travel as values and no answer is parsed back from i
     [](const std::string&, const std::string& line) { return std::regex_search(line, parses); }));
 }
 
-TEST_CASE("layout: no CAF in net/; only the standard library and nlohmann/json in net/wire",
+TEST_CASE("layout: no CAF in net/, only the standard library and nlohmann/json in net/wire",
           "[layout]") {
   static const std::regex system_include(R"re(^\s*#\s*include\s*<([^>]+)>)re");
   std::vector<std::string> wrong;

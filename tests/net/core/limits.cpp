@@ -30,7 +30,7 @@ TEST_CASE("token bucket: burst, then the refill rate", "[limits]") {
   CHECK_FALSE(b.take(t0));
 }
 
-TEST_CASE("token bucket: rate 0 is no limit; burst 0 behaves as 1", "[limits]") {
+TEST_CASE("token bucket: rate 0 is no limit, burst 0 behaves as 1", "[limits]") {
   auto t0 = token_bucket::clock::now();
   token_bucket off{0, 1, t0};
   for (int i = 0; i < 10'000; ++i)
@@ -61,7 +61,7 @@ TEST_CASE("connection limit: per address, released with the token", "[limits]") 
   CHECK(limit->acquire(a));
 }
 
-TEST_CASE("connection limit: IPv4-mapped IPv6 counts as IPv4; 0 is unlimited", "[limits]") {
+TEST_CASE("connection limit: IPv4-mapped IPv6 counts as IPv4, 0 is unlimited", "[limits]") {
   auto limit = connection_limit::create(1);
   auto v4 = limit->acquire(asio::ip::make_address("10.1.2.3"));
   REQUIRE(v4);

@@ -17,7 +17,7 @@ TEST_CASE("sse: publications are the shared event block, and there is no frame h
   CHECK(c.cursor_event() == "event: herald.cursor\ndata: {}\n\n");
 }
 
-TEST_CASE("sse: a failed recovery is a gap; replies to commands are nothing", "[sse]") {
+TEST_CASE("sse: a failed recovery is a gap, replies to commands are nothing", "[sse]") {
   const sse::session_codec c{500};
   CHECK(c.subscribed(nullptr, "stream:1", {"e", 4}, true, false, "history_trimmed", {}) ==
         "event: herald.gap\ndata: {\"channel\":\"stream:1\",\"reason\":\"history_trimmed\"}\n\n");
