@@ -83,8 +83,8 @@ void on_text(connection_pointer self, const std::string& text) {
                                    cmd.channel));
       return;
     }
-    st.sink->expect(cmd.channel, st.next_request, cmd.id, cmd.since, false);
-    send_subscribe(self, cmd.channel, cmd.since);
+    st.sink->expect(cmd.channel, st.next_request, cmd.id, cmd.since, false, cmd.delta);
+    send_subscribe(self, cmd.channel, cmd.since, /*epoch_history=*/false, cmd.delta);
     return;
   }
   case ws::op::unsubscribe: {

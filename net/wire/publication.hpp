@@ -65,6 +65,15 @@ struct publication {
   mutable std::once_flag centrifugo_pb_delta_once;
   mutable frame centrifugo_pb_delta;
   mutable std::string centrifugo_pb_delta_header;
+  // /v1/ws's publication on a `"delta":"fossil"` subscription
+  // (net/wire/ws/protocol.hpp encode_delta_publication()): the data as a JSON
+  // string, and the delta likewise with `"delta":true`.
+  mutable std::once_flag ws_full_once;
+  mutable frame ws_full;
+  mutable std::string ws_full_header;
+  mutable std::once_flag ws_delta_once;
+  mutable frame ws_delta;
+  mutable std::string ws_delta_header;
 };
 
 using publication_ptr = std::shared_ptr<const publication>;

@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 
 import { encodeAccountId } from "../../demo/strkey.mjs";
 import { awaitBackgroundStops, badAccountId, getJson, publishOk, sleep, startHerald, suiteHerald } from "./lib/herald.mjs";
+import { deltaDecoder } from "./lib/centrifuge.mjs";
 import { publicationsOf, rawWsConnect, wsConnect, wsStillReceives, wsSubscribe } from "./lib/ws.mjs";
 
 const USER = encodeAccountId(Uint8Array.from({ length: 32 }, (_, i) => (i * 13 + 1) & 0xff));
@@ -546,6 +547,81 @@ describe("WebSocket protocol", () => {
     const { code } = await r.closeCode();
     assert.ok(code === 1002 || code === 1009, `close ${code}`);
     await othersStillServed();
+  });
+});
+
+describe("WebSocket delta compression (subscribe with delta: \"fossil\")", () => {
+  const h = suiteHerald(["--history-size=100"]);
+
+  /** A ~1.5 KiB state with one field changed per step. */
+  const state = (i) => ({
+    ledger: 1000 + i,
+    balances: Object.fromEntries([...Array(20).keys()].map((k) => [`asset${k}`, (k === i % 20 ? 100 + i : 100).toFixed(7)])),
+    memo: "café \u2028 ✓",
+  });
+
+  test("deltas decode to the published data with the SDK's decoder; full after the reply and first in a recovery; a plain subscriber gets JSON values", { timeout: TEST_TIMEOUT }, async () => {
+    const channel = "stream:ws-delta";
+    const c = await wsConnect(h.url);
+    const plain = await wsConnect(h.url);
+    try {
+      const sub = await c.request({ op: "subscribe", channel, delta: "fossil" });
+      assert.equal(sub.op, "subscribed");
+      assert.equal(sub.delta, true);
+      const plainSub = await wsSubscribe(plain, channel);
+      assert.equal(plainSub.delta, undefined);
+      const sent = [];
+      for (let i = 0; i < 30; i++) {
+        sent.push(state(i));
+        await publishOk(h.url, { channel, event: "balance", data: state(i) });
+      }
+      await c.inbox.until((items) => publicationsOf({ inbox: { items } }, channel).length >= 30, { what: "30 publications" });
+      await plain.inbox.until((items) => publicationsOf({ inbox: { items } }, channel).length >= 30, { what: "30 plain" });
+      const msgs = publicationsOf(c, channel);
+      const dec = deltaDecoder();
+      assert.deepEqual(msgs.map((m) => dec.decode(m)), sent);
+      assert.equal(dec.stats.full, 1);
+      assert.equal(dec.stats.deltas, 29);
+      assert.ok(dec.stats.bytesReceived < 0.15 * dec.stats.bytesDecoded, JSON.stringify(dec.stats));
+      assert.equal(typeof msgs[0].data, "string");
+      assert.equal(msgs[1].delta, true);
+      // The plain subscriber: today's messages, data as a JSON value.
+      assert.deepEqual(publicationsOf(plain, channel).map((m) => m.data), sent);
+
+      // A new connection recovers from offset 10: the first replayed is full, then deltas.
+      const again = await wsConnect(h.url);
+      try {
+        const r = await again.request({ op: "subscribe", channel, delta: "fossil", since: { epoch: sub.epoch, offset: 10 } });
+        assert.equal(r.recovered, true);
+        await again.inbox.until((items) => publicationsOf({ inbox: { items } }, channel).length >= 20, { what: "20 replayed" });
+        const replay = publicationsOf(again, channel);
+        const dec2 = deltaDecoder();
+        assert.deepEqual(replay.map((m) => dec2.decode(m)), sent.slice(10));
+        assert.equal(dec2.stats.full, 1);
+        assert.equal(replay[0].offset, 11);
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await c.close();
+      await plain.close();
+    }
+  });
+
+  test("a delta other than \"fossil\" is refused with invalid_request; the connection stays", { timeout: TEST_TIMEOUT }, async () => {
+    const c = await wsConnect(h.url);
+    try {
+      for (const delta of ["zstd", true, ""]) {
+        const r = await c.request({ op: "subscribe", channel: "stream:ws-delta-bad", delta });
+        assert.equal(r.op, "error");
+        assert.equal(r.code, "invalid_request");
+        assert.match(r.message, /fossil/);
+      }
+      const ok = await wsSubscribe(c, "stream:ws-delta-bad");
+      assert.equal(ok.op, "subscribed");
+    } finally {
+      await c.close();
+    }
   });
 });
 

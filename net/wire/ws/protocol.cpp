@@ -117,13 +117,22 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
       }
       cmd.since = std::move(pos);
     }
+    if (auto d = doc.find("delta"); d != doc.end() && !d->is_null()) {
+      if (!d->is_string() || d->get_ref<const std::string&>() != "fossil") {
+        err = {errc::invalid_request, id, "\"delta\" must be \"fossil\", the only delta format",
+               cmd.channel};
+        err.subscribe = true;
+        return false;
+      }
+      cmd.delta = true;
+    }
   }
   out = std::move(cmd);
   return true;
 }
 
 std::string encode_subscribed(const json& id, std::string_view channel, const stream_position& pos,
-                              bool recovered, std::string_view reason) {
+                              bool recovered, std::string_view reason, bool delta) {
   json j{{"op", "subscribed"}};
   put_id(j, id);
   j["channel"] = channel;
@@ -132,6 +141,8 @@ std::string encode_subscribed(const json& id, std::string_view channel, const st
   j["recovered"] = recovered;
   if (!reason.empty())
     j["reason"] = reason;
+  if (delta)
+    j["delta"] = true;
   return dump_compact(j);
 }
 
@@ -195,6 +206,25 @@ std::string encode_publication(std::string_view channel, std::uint64_t offset,
   out += event;
   out += R"(","data":)";
   out += data_json;
+  out += '}';
+  return out;
+}
+
+std::string encode_delta_publication(std::string_view channel, std::uint64_t offset,
+                                     std::string_view event, std::string_view text, bool as_delta) {
+  std::string out;
+  out.reserve(channel.size() + event.size() + text.size() + text.size() / 8 + 96);
+  out += R"({"op":"publication","channel":")";
+  out += channel;
+  out += R"(","offset":)";
+  out += std::to_string(offset);
+  out += R"(,"event":")";
+  out += event;
+  out += R"(","data":)";
+  // Valid UTF-8 by construction; `replace` only keeps a bug from throwing.
+  out += json(std::string{text}).dump(-1, ' ', false, json::error_handler_t::replace);
+  if (as_delta)
+    out += R"(,"delta":true)";
   out += '}';
   return out;
 }

@@ -26,6 +26,9 @@ struct command {
   nlohmann::json id;
   std::string channel;                  ///< validated; subscribe/unsubscribe only
   std::optional<stream_position> since; ///< subscribe only, when given
+  /// subscribe only: `"delta":"fossil"` asked for delta compression (the
+  /// only format; another value is refused invalid_request)
+  bool delta = false;
   std::string token;                    ///< connect/refresh only: the JWT (docs/auth.md)
 };
 
@@ -46,9 +49,11 @@ struct command_error {
 bool parse_command(std::string_view text, command& out, command_error& err);
 
 /// `{"op":"subscribed","id":..,"channel":..,"epoch":..,"offset":N,"recovered":bool}`,
-/// plus `"reason"` when recovery was asked for and failed.
+/// plus `"reason"` when recovery was asked for and failed, and `"delta":true`
+/// when the subscription negotiated delta compression (`delta`).
 std::string encode_subscribed(const nlohmann::json& id, std::string_view channel,
-                              const stream_position& pos, bool recovered, std::string_view reason);
+                              const stream_position& pos, bool recovered, std::string_view reason,
+                              bool delta = false);
 
 /// `{"op":"unsubscribed","id":..,"channel":..}`
 std::string encode_unsubscribed(const nlohmann::json& id, std::string_view channel);
@@ -78,5 +83,15 @@ std::string encode_gap(std::string_view channel, std::string_view reason);
 /// @param data_json compact JSON text, inserted as is.
 std::string encode_publication(std::string_view channel, std::uint64_t offset,
                                std::string_view event, std::string_view data_json);
+
+/// A publication on a subscription that negotiated delta compression
+/// (docs/protocol.md "Delta compression"): `{"op":"publication","channel":..,
+/// "offset":N,"event":..,"data":"<data as a JSON string>"}`, or with
+/// `as_delta` `{..,"data":"<delta as a JSON string>","delta":true}`, where the
+/// delta is a Fossil delta (net/wire/fossil_delta.hpp) that turns the previous
+/// publication's data text into this one's. Both are UTF-8 (the delta keeps
+/// the data's characters whole), so they travel as JSON strings.
+std::string encode_delta_publication(std::string_view channel, std::uint64_t offset,
+                                     std::string_view event, std::string_view text, bool as_delta);
 
 } // namespace herald::net::ws

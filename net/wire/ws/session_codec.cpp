@@ -1,7 +1,11 @@
 #include "net/wire/ws/session_codec.hpp"
 
 #include "net/wire/centrifugo/codec.hpp"
+#include "net/wire/ws/frame_codec.hpp"
 #include "net/wire/ws/protocol.hpp"
+
+#include <functional>
+#include <mutex>
 
 namespace herald::net::ws {
 
@@ -23,6 +27,20 @@ public:
   publication_bytes publication_message(const publication& p) const override {
     return {p.ws_header, p.ws};
   }
+  publication_bytes delta_message(const publication& p, bool as_delta) const override {
+    auto build = [&p](bool d, frame& body, std::string& header) {
+      body = make_frame(encode_delta_publication(p.channel, p.offset, p.event, d ? p.delta : p.data, d));
+      char h[max_server_header_bytes];
+      header.assign(h, encode_header(opcode::text, body->size(), h));
+    };
+    if (as_delta) {
+      std::call_once(p.ws_delta_once, build, true, std::ref(p.ws_delta), std::ref(p.ws_delta_header));
+      return {p.ws_delta_header, p.ws_delta};
+    }
+    std::call_once(p.ws_full_once, build, false, std::ref(p.ws_full), std::ref(p.ws_full_header));
+    return {p.ws_full_header, p.ws_full};
+  }
+  bool supports_delta() const noexcept override { return true; }
   const frame* ping_frame() const noexcept override { return nullptr; }
   std::pair<std::uint16_t, std::string> close(std::uint16_t code,
                                               std::string_view reason) const override {
@@ -43,8 +61,8 @@ public:
   std::string subscribed(const nlohmann::json& id, std::string_view channel,
                          const stream_position& position, bool recovering, bool recovered,
                          std::string_view reason, const std::vector<const publication*>&,
-                         bool = false) const override {
-    return encode_subscribed(id, channel, position, recovering && recovered, reason);
+                         bool delta = false) const override {
+    return encode_subscribed(id, channel, position, recovering && recovered, reason, delta);
   }
   std::string refresh_required(std::int64_t expires_at) const override {
     return encode_refresh_required(expires_at);

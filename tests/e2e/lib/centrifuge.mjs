@@ -56,3 +56,28 @@ export function subscription(c, channel, opts = {}) {
     sub.on(name, (ctx) => sub.events.push({ name, ctx }));
   return sub;
 }
+
+/**
+ * A decoder of Herald's delta publications made from the real SDK's own
+ * (its JSON codec's `applyDeltaIfNeeded`, which takes `{data, delta}` with
+ * the data or the Fossil delta as a string, as /v1/ws and Centrifugo's JSON
+ * protocol send them). `decode(msg)` returns the publication's value and
+ * keeps its bytes as the base of the next delta; `stats` counts the bytes of
+ * `data` received and the bytes they decoded to.
+ */
+export function deltaDecoder() {
+  const codec = new Centrifuge("ws://127.0.0.1:9/connection/websocket", { websocket: class {} })._codec;
+  let prev = null;
+  const stats = { full: 0, deltas: 0, bytesReceived: 0, bytesDecoded: 0 };
+  return {
+    stats,
+    decode(msg) {
+      const { newData, newPrevValue, isDelta, wireBytes, fullBytes } = codec.applyDeltaIfNeeded(msg, prev);
+      prev = newPrevValue;
+      stats[isDelta ? "deltas" : "full"]++;
+      stats.bytesReceived += wireBytes;
+      stats.bytesDecoded += fullBytes;
+      return newData;
+    },
+  };
+}

@@ -368,7 +368,7 @@ TEST_CASE("centrifugo delta: the first publication after the reply is full, the 
   CHECK(pub_of(r.bodies[3])["data"] == "D8");
 }
 
-TEST_CASE("centrifugo delta: without the option, or on /v1/ws, data goes whole as JSON",
+TEST_CASE("centrifugo delta: without the option the data goes whole, as a JSON value",
           "[subscription_table][centrifugo][delta]") {
   recorded r;
   subscription_table t{metrics::transport::ws, ws_herald(), r};
@@ -433,6 +433,41 @@ TEST_CASE("centrifugo delta: after a gap or on a new epoch the next publication 
   // The new epoch's first publication after the reply is full, then deltas.
   CHECK(pub_of(r.bodies[2])["data"] == R"({"n":2})");
   CHECK(pub_of(r.bodies[3])["data"] == "D3");
+}
+
+TEST_CASE("ws delta: /v1/ws with delta \"fossil\": full after the reply and after a gap, "
+          "deltas in between, data as a JSON string",
+          "[subscription_table][delta]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.expect("stream:1", 1, "s1", stream_position{"e", 3}, false, {}, true);
+  t.on_answer(answer("stream:1", 1, "e", 5, true, {delta_pub(4), delta_pub(5)}));
+  t.on_publication(delta_pub(6));
+  t.on_publication(delta_pub(8)); // 7 missing: a gap, the subscription goes on
+  t.on_publication(delta_pub(9));
+  auto reply = json::parse(r.out[0]);
+  CHECK(reply["op"] == "subscribed");
+  CHECK(reply["delta"] == true);
+  REQUIRE(r.bodies.size() == 5u);
+  auto msg = [&](std::size_t i) { return json::parse(r.bodies[i]); };
+  CHECK(msg(0)["op"] == "publication");
+  CHECK(msg(0)["data"] == R"({"n":4})"); // the replay's first: full
+  CHECK_FALSE(msg(0).contains("delta"));
+  CHECK(msg(1)["data"] == "D5");
+  CHECK(msg(1)["delta"] == true);
+  CHECK(msg(2)["data"] == "D6");
+  CHECK(msg(3)["data"] == R"({"n":8})"); // after the gap
+  CHECK(msg(3)["offset"] == 8);
+  CHECK(msg(4)["data"] == "D9");
+  // Without the option: today's message, data as a JSON value.
+  recorded plain;
+  subscription_table p{metrics::transport::ws, ws_herald(), plain};
+  p.expect("stream:1", 1, "s1", std::nullopt, false);
+  p.on_answer(answer("stream:1", 1, "e", 5));
+  p.on_publication(delta_pub(6));
+  CHECK_FALSE(json::parse(plain.out[0]).contains("delta"));
+  // publication_message(): p.ws, which delta_pub() leaves unset.
+  CHECK(plain.bodies == std::vector<std::string>{""});
 }
 
 TEST_CASE("centrifugo: unsubscribe replies echo the command id",

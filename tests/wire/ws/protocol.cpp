@@ -15,6 +15,7 @@ using herald::net::max_client_offset;
 using herald::net::stream_position;
 using herald::net::ws::command;
 using herald::net::ws::command_error;
+using herald::net::ws::encode_delta_publication;
 using herald::net::ws::encode_error;
 using herald::net::ws::encode_pong;
 using herald::net::ws::encode_publication;
@@ -423,6 +424,40 @@ TEST_CASE("encode_publication inserts data verbatim", "[ws][protocol][encoder]")
     CHECK(text.size() >= tail.size());
     CHECK(text.compare(text.size() - tail.size(), tail.size(), tail) == 0);
   }
+}
+
+TEST_CASE("subscribe with delta fossil, other delta values refused with invalid_request",
+          "[ws][protocol][delta]") {
+  CHECK(accept(R"({"op":"subscribe","channel":"stream:1","delta":"fossil"})").delta);
+  CHECK_FALSE(accept(R"({"op":"subscribe","channel":"stream:1"})").delta);
+  CHECK_FALSE(accept(R"({"op":"subscribe","channel":"stream:1","delta":null})").delta);
+  for (auto text : {R"({"op":"subscribe","id":4,"channel":"stream:1","delta":"zstd"})",
+                    R"({"op":"subscribe","id":4,"channel":"stream:1","delta":true})",
+                    R"({"op":"subscribe","id":4,"channel":"stream:1","delta":""})"}) {
+    auto err = refuse(text);
+    CHECK(err.code == errc::invalid_request);
+    CHECK(err.id == 4);
+    CHECK(err.channel == "stream:1");
+    CHECK(err.subscribe);
+  }
+  auto reply = json::parse(encode_subscribed(1, "stream:1", {"e", 3}, false, {}, true));
+  CHECK(reply["delta"] == true);
+  CHECK_FALSE(json::parse(encode_subscribed(1, "stream:1", {"e", 3}, false, {})).contains("delta"));
+}
+
+TEST_CASE("encode_delta_publication carries the data or the delta as a JSON string",
+          "[ws][protocol][encoder][delta]") {
+  const std::string data = R"({"memo":"caf\u00e9","s":"\u2028 \"q\""})";
+  auto full = json::parse(encode_delta_publication("stream:1", 7, "tick", data, false));
+  CHECK(full["op"] == "publication");
+  CHECK(full["offset"] == 7);
+  CHECK(full["event"] == "tick");
+  CHECK(full["data"] == data); // a string holding the exact text
+  CHECK_FALSE(full.contains("delta"));
+  const std::string delta = "1f\n3@0,4:\"é\n;x;";
+  auto d = json::parse(encode_delta_publication("stream:1", 8, "tick", delta, true));
+  CHECK(d["data"] == delta);
+  CHECK(d["delta"] == true);
 }
 
 TEST_CASE("connect and refresh carry a token string", "[ws][protocol][auth]") {
