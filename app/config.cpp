@@ -106,7 +106,11 @@ config::config() {
          "bytes queued for one client before it is closed as slow")
     .add(max_publish_bytes, "max-publish-bytes", "largest publish body in bytes, 413 above")
     .add(max_ws_message_bytes, "max-ws-message-bytes",
-         "largest client WebSocket message in bytes, close 1009 above")
+         "largest client WebSocket message in bytes (inflated, with permessage-deflate), close "
+         "1009 above")
+    .add(ws_deflate_min_bytes, "ws-deflate-min-bytes",
+         "WebSocket permessage-deflate: messages of at least this many bytes go compressed to "
+         "clients that offer it; 0: never negotiated")
     .add(max_header_bytes, "max-header-bytes", "largest HTTP request head in bytes, 431 above")
     .add(max_channels_per_client, "max-channels-per-client", "channels one connection may hold")
     .add(max_channels_per_publish, "max-channels-per-publish", "channels one publish may name")
@@ -199,6 +203,7 @@ net::session_options config::session_options() const {
   o.max_publish_bytes = max_publish_bytes;
   o.request_timeout = std::chrono::seconds(request_timeout);
   o.ws_message_timeout = std::chrono::seconds(ws_message_timeout);
+  o.ws_deflate_min_bytes = ws_deflate_min_bytes;
   o.max_channels_per_client = max_channels_per_client;
   o.max_channels_per_publish = max_channels_per_publish;
   o.auth = auth;

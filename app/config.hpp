@@ -108,6 +108,9 @@ struct config : caf::actor_system_config {
     static_cast<std::size_t>(defaults::session().ws_commands_per_second);
   /// WS commands at once; this many refused in a row: close 1008
   std::size_t ws_commands_burst = defaults::session().ws_commands_burst;
+  /// WS permessage-deflate: compress messages of at least this many bytes
+  /// for clients that offer it; 0: never negotiated
+  std::size_t ws_deflate_min_bytes = defaults::session().ws_deflate_min_bytes;
   /// open connections per client address; 0: unlimited; 429
   std::size_t max_connections_per_ip = defaults::session().max_connections_per_ip;
   /// WS subscribes per connection (accepted or refused); 0: unlimited

@@ -11,7 +11,9 @@
 #   HERALD     the server binary to measure (e.g. build/bin/herald, or an older build)
 #   LOADTEST   herald-loadtest (default: build/bin/herald-loadtest next to this tree)
 #   TRANSPORTS "sse ws" (default)
-#   env: CONNECTIONS (500), LOW (10), HIGH (40)
+#   env: CONNECTIONS (500), LOW (10), HIGH (40); LOADTEST_ARGS, more loadtest
+#        options (e.g. "--ws-deflate --payload-bytes 2048"); HERALD_ARGS, more
+#        server options (e.g. "--ws-deflate-min-bytes=0")
 # needs: valgrind. Prints one line per transport.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -36,7 +38,7 @@ run() {
   rm -f "$out"
   valgrind --tool=callgrind --callgrind-out-file="$out" "$herald" --port=0 --host=127.0.0.1 \
     --insecure --max-connections-per-ip=0 --scheduler.max-threads=1 --io-threads=1 \
-    >"$log" 2>&1 &
+    ${HERALD_ARGS:-} >"$log" 2>&1 &
   pid=$!
   local port=
   for _ in $(seq 1 600); do
@@ -47,7 +49,7 @@ run() {
   [[ -n $port ]] || { echo "callgrind-delivery: server did not start" >&2; cat "$log" >&2; exit 1; }
   "$loadtest" --target "127.0.0.1:$port" --scenario fanout --transport "$transport" \
     --connections "$N" --publications "$pubs" --rate 20 --quiet --drain-seconds 10 \
-    --connect-timeout 60 >"$work/loadtest.txt" 2>&1 ||
+    --connect-timeout 60 ${LOADTEST_ARGS:-} >"$work/loadtest.txt" 2>&1 ||
     { echo "callgrind-delivery: loadtest failed" >&2; cat "$work/loadtest.txt" >&2; }
   kill -TERM "$pid"
   wait "$pid" 2>/dev/null || true
@@ -60,5 +62,6 @@ for t in $transports; do
   high=$(run "$t" "$HIGH")
   extra=$(( (HIGH - LOW) * N ))
   echo "$t: $(( (high - low) / extra )) instructions per delivery" \
-       "(totals $low with $LOW, $high with $HIGH publications, $N subscribers; $herald)"
+       "(totals $low with $LOW, $high with $HIGH publications, $N subscribers; $herald" \
+       "${HERALD_ARGS:-}${LOADTEST_ARGS:+; loadtest $LOADTEST_ARGS})"
 done

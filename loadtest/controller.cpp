@@ -207,6 +207,7 @@ private:
       c.count = per + (w < extra ? 1 : 0);
       first += c.count;
       c.transport = o_.transport;
+      c.ws_deflate = o_.ws_deflate;
       c.targets = o_.targets;
       c.sources = o_.source_addrs;
       c.plan = plan_;

@@ -78,6 +78,8 @@ Connections
   --transport T          sse | ws | centrifugo | centrifugo-protobuf | mix (sse);
                          centrifugo: Centrifugo's client protocol on
                          /connection/websocket in JSON, centrifugo-protobuf in Protobuf
+  --ws-deflate           WebSocket connections offer permessage-deflate (RFC 7692)
+                         and inflate what comes compressed
   --channels C           stream channels (fanout 1, spread connections/10, others 10)
   --workers W            worker processes holding the connections (one per 15,000)
   --source-addrs LIST    loopback source addresses, round robin (127.0.0.1)
@@ -239,7 +241,8 @@ std::string parse_options(int argc, char** argv, options& o, bool& help) {
     {"seed", u64(o.seed)},
   };
   std::map<std::string, bool*> flags{
-    {"find-max", &o.find_max}, {"json", &o.json}, {"quiet", &o.quiet}, {"worker", &o.worker}};
+    {"find-max", &o.find_max}, {"json", &o.json},         {"quiet", &o.quiet},
+    {"worker", &o.worker},     {"ws-deflate", &o.ws_deflate}};
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

@@ -46,7 +46,8 @@ struct options {
   std::string channel_prefix = "lt";
   std::uint64_t seed = 0; ///< 0: random
   bool quiet = false;
-  bool worker = false; ///< internal: run as a worker process
+  bool ws_deflate = false; ///< WebSocket connections offer permessage-deflate
+  bool worker = false;     ///< internal: run as a worker process
 };
 
 /// Name of a scenario as on the command line.

@@ -107,7 +107,7 @@ void subscriber::on_connect(const boost::system::error_code& ec) {
                                   : spec_.kind == transport::centrifugo_protobuf
                                     ? "/connection/websocket?format=protobuf"
                                     : "/v1/ws",
-                                  key));
+                                  key, spec_.deflate));
   }
   arm_read();
 }
@@ -234,6 +234,9 @@ void subscriber::on_head(std::string_view head, std::int64_t now) {
     return;
   }
   std::string().swap(ws_accept_);
+  if (spec_.deflate && http::header_value(head, "Sec-WebSocket-Extensions")
+                           .find("permessage-deflate") != std::string_view::npos)
+    ws_.allow_deflate();
   state_ = state::subscribing;
   if (spec_.kind == transport::centrifugo) {
     send_frame(ws::opcode::text, centrifugo_commands());

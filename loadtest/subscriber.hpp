@@ -90,6 +90,7 @@ struct subscriber_spec {
   asio::ip::address_v4 source;
   std::vector<int> channels; ///< channel ids
   bool slow = false;         ///< stops reading once established
+  bool deflate = false;      ///< WebSocket: offer permessage-deflate
 };
 
 class subscriber {

@@ -23,6 +23,7 @@ nlohmann::json worker_config::to_json() const {
           {"first", first},
           {"count", count},
           {"transport", transport},
+          {"ws_deflate", ws_deflate},
           {"targets", targets},
           {"sources", sources},
           {"plan",
@@ -44,6 +45,7 @@ worker_config worker_config::from_json(const nlohmann::json& j) {
   c.first = j.at("first").get<std::uint64_t>();
   c.count = j.at("count").get<std::uint64_t>();
   c.transport = j.at("transport").get<std::string>();
+  c.ws_deflate = j.value("ws_deflate", false);
   c.targets = j.at("targets").get<std::vector<std::string>>();
   c.sources = j.at("sources").get<std::vector<std::string>>();
   const auto& p = j.at("plan");
@@ -192,6 +194,7 @@ private:
       spec.source = sources[k % sources.size()];
       spec.channels = cfg_.plan.channels_of_connection(k);
       spec.slow = is_slow_connection(k, cfg_.slow_share);
+      spec.deflate = cfg_.ws_deflate;
       subs_.push_back(std::make_unique<subscriber>(ctx_, std::move(spec)));
     }
   }

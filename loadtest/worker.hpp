@@ -30,6 +30,7 @@ struct worker_config {
   std::uint64_t first = 0;       ///< first global connection number
   std::uint64_t count = 0;       ///< connections of this worker
   std::string transport = "sse"; ///< sse, ws, centrifugo, centrifugo-protobuf or mix (even numbers SSE, odd WebSocket)
+  bool ws_deflate = false;       ///< WebSocket connections offer permessage-deflate
   std::vector<std::string> targets; ///< host:port, connection k uses targets[k % size]
   std::vector<std::string> sources; ///< loopback source addresses, round robin by k
   channel_plan plan;

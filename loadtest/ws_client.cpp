@@ -1,5 +1,7 @@
 #include "loadtest/ws_client.hpp"
 
+#include <zlib.h>
+
 #include <array>
 #include <cstring>
 
@@ -104,7 +106,7 @@ std::string accept_for_key(std::string_view key) {
 }
 
 std::string make_upgrade_request(std::string_view host, std::string_view path,
-                                 std::string_view key) {
+                                 std::string_view key, bool deflate) {
   std::string out;
   out.reserve(160 + host.size() + path.size());
   out += "GET ";
@@ -113,7 +115,10 @@ std::string make_upgrade_request(std::string_view host, std::string_view path,
   out += host;
   out += "\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ";
   out += key;
-  out += "\r\nSec-WebSocket-Version: 13\r\n\r\n";
+  out += "\r\nSec-WebSocket-Version: 13\r\n";
+  if (deflate)
+    out += "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n";
+  out += "\r\n";
   return out;
 }
 
@@ -145,9 +150,10 @@ void append_client_frame(std::string& out, opcode op, std::string_view payload,
 int frame_decoder::parse_header(const unsigned char* p, std::size_t n, header& h) {
   if (n < 2)
     return 0;
-  if (p[0] & 0x70)
-    return fail("reserved bits set"), -1;
   auto op = p[0] & 0x0f;
+  if ((p[0] & 0x30) || ((p[0] & 0x40) && (!deflate_ || op == 0 || op >= 0x8)))
+    return fail("reserved bits set"), -1;
+  h.rsv1 = (p[0] & 0x40) != 0;
   if (op != 0x0 && op != 0x1 && op != 0x2 && op != 0x8 && op != 0x9 && op != 0xA)
     return fail("unknown opcode"), -1;
   if (p[1] & 0x80)
@@ -176,6 +182,29 @@ int frame_decoder::parse_header(const unsigned char* p, std::size_t n, header& h
   h.header_size = hs;
   h.payload_size = len;
   return 1;
+}
+
+bool inflate_message(std::string_view compressed, std::string& out) {
+  // The client side of a benchmark: a fresh stream per message (the server
+  // answers client_no_context_takeover's counterpart, server_no_context_takeover).
+  z_stream z{};
+  if (inflateInit2(&z, -15) != Z_OK)
+    return false;
+  std::string in{compressed};
+  in.append("\x00\x00\xff\xff", 4);
+  z.next_in = reinterpret_cast<Bytef*>(in.data());
+  z.avail_in = static_cast<uInt>(in.size());
+  out.clear();
+  char chunk[16384];
+  int rc = Z_OK;
+  while (rc == Z_OK && (z.avail_in > 0 || z.avail_out == 0)) {
+    z.next_out = reinterpret_cast<Bytef*>(chunk);
+    z.avail_out = sizeof chunk;
+    rc = inflate(&z, Z_SYNC_FLUSH);
+    out.append(chunk, sizeof chunk - z.avail_out);
+  }
+  inflateEnd(&z);
+  return rc == Z_OK || rc == Z_STREAM_END || (rc == Z_BUF_ERROR && z.avail_in == 0);
 }
 
 void frame_decoder::reset() noexcept {

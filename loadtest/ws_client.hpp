@@ -1,7 +1,7 @@
 // Client side of RFC 6455 WebSocket, as pure codecs (no I/O): the upgrade
 // request, the check of the server's 101 answer, masked client frames, and
-// an incremental decoder of server frames. No extension is offered, so
-// frames are never compressed.
+// an incremental decoder of server frames. permessage-deflate (RFC 7692) is
+// offered on request and then inflated (zlib), no context takeover.
 #pragma once
 
 #include <cstddef>
@@ -22,9 +22,15 @@ enum class opcode : std::uint8_t {
 };
 
 /// The HTTP/1.1 upgrade request for `path` on `host` ("host:port") with the
-/// base64 `key` (16 random bytes encoded, see make_key).
+/// base64 `key` (16 random bytes encoded, see make_key); with `deflate` it
+/// offers permessage-deflate (`Sec-WebSocket-Extensions`).
 std::string make_upgrade_request(std::string_view host, std::string_view path,
-                                 std::string_view key);
+                                 std::string_view key, bool deflate = false);
+
+/// Inflates one permessage-deflate message (RFC 7692 section 7.2.2: the
+/// 0x00 0x00 0xff 0xff tail appended) into `out`. False when the bytes are
+/// not DEFLATE.
+bool inflate_message(std::string_view compressed, std::string& out);
 
 /// A Sec-WebSocket-Key: base64 of the 16 bytes of `a` and `b`.
 std::string make_key(std::uint64_t a, std::uint64_t b);
@@ -71,16 +77,23 @@ public:
     return ok;
   }
 
+  /// The server accepted permessage-deflate: RSV1 marks a compressed
+  /// message, inflated before on_message sees it.
+  void allow_deflate() noexcept { deflate_ = true; }
+
   /// What went wrong when feed returned false.
   const char* error() const noexcept { return error_; }
   /// Forgets any partial frame or message.
   void reset() noexcept;
   /// Heap bytes held by the decoder's buffers.
-  std::size_t capacity_bytes() const noexcept { return buf_.capacity() + message_.capacity(); }
+  std::size_t capacity_bytes() const noexcept {
+    return buf_.capacity() + message_.capacity() + inflated_.capacity();
+  }
 
 private:
   struct header {
     bool fin;
+    bool rsv1; ///< permessage-deflate: a compressed message's first frame
     opcode op;
     std::size_t header_size;
     std::uint64_t payload_size;
@@ -113,7 +126,8 @@ private:
         message_.append(payload);
         if (h.fin) {
           in_message_ = false;
-          on_message(message_op_, std::string_view{message_});
+          if (!deliver(message_op_, message_compressed_, std::string_view{message_}, on_message))
+            return false;
           message_.clear();
         }
         continue;
@@ -121,13 +135,27 @@ private:
       if (in_message_)
         return fail("new message inside a fragmented one");
       if (h.fin) {
-        on_message(h.op, payload);
+        if (!deliver(h.op, h.rsv1, payload, on_message))
+          return false;
       } else {
         in_message_ = true;
         message_op_ = h.op;
+        message_compressed_ = h.rsv1;
         message_.assign(payload);
       }
     }
+    return true;
+  }
+
+  template <class OnMessage>
+  bool deliver(opcode op, bool compressed, std::string_view payload, OnMessage& on_message) {
+    if (!compressed) {
+      on_message(op, payload);
+      return true;
+    }
+    if (!inflate_message(payload, inflated_))
+      return fail("bad compressed message");
+    on_message(op, std::string_view{inflated_});
     return true;
   }
 
@@ -139,8 +167,11 @@ private:
   std::size_t max_message_;
   std::string buf_;     // incomplete frame carried over between reads
   std::string message_; // fragments of the message being reassembled
+  std::string inflated_; // the last compressed message, inflated
   opcode message_op_ = opcode::text;
   bool in_message_ = false;
+  bool message_compressed_ = false;
+  bool deflate_ = false;
   const char* error_ = "";
 };
 

@@ -9,7 +9,7 @@ set -euo pipefail
 packages=(
   g++ cmake make pkg-config git curl ca-certificates
   libcaf-dev libboost1.81-dev libhiredis-dev nlohmann-json3-dev libspdlog-dev
-  libjwt-dev libssl-dev openssl
+  libjwt-dev libssl-dev openssl zlib1g-dev
   libprotobuf-dev protobuf-compiler
 )
 case "${1:-}" in

@@ -105,6 +105,26 @@ TEST_CASE("WebSocket decoder reassembles fragments across reads") {
   REQUIRE_FALSE(bad.feed(masked.data(), masked.size(), [](ws::opcode, std::string_view) {}));
 }
 
+TEST_CASE("WebSocket decoder inflates permessage-deflate messages once allowed") {
+  // "abc" as raw DEFLATE, sync-flushed, tail removed (RFC 7692 section 7.2.1),
+  // in a text frame with RSV1; then split over a continuation frame.
+  const std::string abc{"\x4a\x4c\x4a\x06\x00", 5};
+  std::string whole = "\xc1" + std::string(1, static_cast<char>(abc.size())) + abc;
+  std::string split = "\x41\x02" + abc.substr(0, 2) + "\x80\x03" + abc.substr(2);
+  ws::frame_decoder off;
+  REQUIRE_FALSE(off.feed(whole.data(), whole.size(), [](ws::opcode, std::string_view) {}));
+  for (const auto& s : {whole, split}) {
+    ws::frame_decoder d;
+    d.allow_deflate();
+    std::vector<std::string> got;
+    REQUIRE(d.feed(s.data(), s.size(), [&](ws::opcode, std::string_view m) { got.emplace_back(m); }));
+    REQUIRE(got == std::vector<std::string>{"abc"});
+  }
+  CHECK(ws::make_upgrade_request("h:1", "/v1/ws", "k", true).find("permessage-deflate") !=
+        std::string::npos);
+  CHECK(ws::make_upgrade_request("h:1", "/v1/ws", "k").find("Extensions") == std::string::npos);
+}
+
 TEST_CASE("publication data round-trips through the scanners") {
   auto d = make_data(42, 123456789012345ull, {3, 17}, 200);
   REQUIRE(d.size() == 200);

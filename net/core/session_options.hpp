@@ -43,6 +43,11 @@ struct session_options {
   /// byte to its last, across fragments: a message left open longer, idle or
   /// trickling, closes the connection with 1008.
   std::chrono::milliseconds ws_message_timeout{10'000};
+  /// WebSocket permessage-deflate (RFC 7692), negotiated when the client
+  /// offers it: messages of at least this many bytes go compressed (a
+  /// publication's compressed frame made once and shared); smaller ones
+  /// plain. 0: the extension is never negotiated.
+  std::size_t ws_deflate_min_bytes = 256;
   /// HTTP: largest request head (request line and headers, bytes): 431 above.
   std::size_t max_header_bytes = 8 * 1024;
   /// HTTP: largest publish body (bytes): 413 above.

@@ -3,7 +3,8 @@
 // shared (as publication_ptr) by the channel's history and every subscriber
 // session on every I/O shard; never mutated after it is built, except
 // `delta`, which the channel actor sets before the publication reaches any
-// shard, and the encodings built on first use (each under its once_flag).
+// shard, and the encodings built on first use (each under its once_flag, the
+// compressed ones under `deflated_mutex`).
 #pragma once
 
 #include "net/wire/frame.hpp"
@@ -13,8 +14,19 @@
 #include <memory>
 #include <mutex>
 #include <string>
+#include <vector>
 
 namespace herald::net {
+
+/// One of a publication's frames compressed for permessage-deflate (RFC
+/// 7692): `of` the uncompressed payload it was made from (one of the
+/// publication's frames), `body` the compressed payload, `header` the frame
+/// header with RSV1 set.
+struct deflated_frame {
+  const std::string* of = nullptr;
+  frame body;
+  std::string header;
+};
 
 struct publication {
   std::string channel;
@@ -74,6 +86,12 @@ struct publication {
   mutable std::once_flag ws_delta_once;
   mutable frame ws_delta;
   mutable std::string ws_delta_header;
+
+  // permessage-deflate: each of the frames above that a compressing
+  // subscriber received, compressed once (net/ws/ws_session.cpp), at most one
+  // entry per encoding; looked up under the mutex by the frame it was made of.
+  mutable std::mutex deflated_mutex;
+  mutable std::vector<deflated_frame> deflated;
 };
 
 using publication_ptr = std::shared_ptr<const publication>;

@@ -6,6 +6,8 @@
 #include "net/service.hpp"
 #include "net/wire/ws/protocol.hpp"
 #include "net/wire/ws/upgrade.hpp"
+#include "net/wire/ws/utf8.hpp"
+#include "net/ws/deflate.hpp"
 
 #include <array>
 #include <utility>
@@ -32,9 +34,37 @@ bool query_asks_protobuf(std::string_view target) {
   return false;
 }
 
-std::string header_for(opcode op, std::size_t payload_bytes) {
+std::string header_for(opcode op, std::size_t payload_bytes, bool compressed = false) {
   char buf[10];
-  return std::string(buf, encode_header(op, payload_bytes, buf));
+  const auto n = encode_header(op, payload_bytes, buf);
+  if (compressed)
+    buf[0] = static_cast<char>(buf[0] | 0x40); // RSV1: a compressed message (RFC 7692 section 6)
+  return std::string(buf, n);
+}
+
+// Every Sec-WebSocket-Extensions field of the request, joined with ','
+// (RFC 7230 section 3.2.2: the same as one field listing them all).
+std::string extension_offers(const bhttp::request<bhttp::string_body>& req) {
+  std::string all;
+  for (auto [it, end] = req.equal_range(bhttp::field::sec_websocket_extensions); it != end; ++it) {
+    if (!all.empty())
+      all += ',';
+    all.append(it->value().data(), it->value().size());
+  }
+  return all;
+}
+
+// The publication's frame `body` compressed, made by the first compressing
+// subscriber that writes it and kept in the publication for the others.
+const deflated_frame& deflated(const publication& p, const frame& body, opcode op) {
+  std::lock_guard lock{p.deflated_mutex};
+  for (const auto& d : p.deflated)
+    if (d.of == body.get())
+      return d;
+  auto compressed = deflate_message(*body);
+  auto header = header_for(op, compressed.size(), true);
+  return p.deflated.emplace_back(deflated_frame{body.get(), make_frame(std::move(compressed)),
+                                                std::move(header)});
 }
 
 } // namespace
@@ -50,11 +80,14 @@ void accept_upgrade(beast::tcp_stream stream, bhttp::request<bhttp::string_body>
     offers_subprotocol(req[bhttp::field::sec_websocket_protocol], centrifuge_protobuf);
   if (d == dialect::centrifugo && (subprotocol || query_asks_protobuf(req.target())))
     d = dialect::centrifugo_protobuf;
+  const bool deflate = opts->ws_deflate_min_bytes > 0 && accepts_deflate(extension_offers(req));
   beast::get_lowest_layer(stream).expires_never();
   auto session = std::make_shared<ws_session>(stream.release_socket(), std::move(opts), d);
   session->answer_upgrade(
     encode_upgrade_response(accept_key(req[bhttp::field::sec_websocket_key]),
-                            subprotocol ? centrifuge_protobuf : std::string_view{}));
+                            subprotocol ? centrifuge_protobuf : std::string_view{}, deflate));
+  if (deflate)
+    session->enable_deflate();
   session->set_principal(std::move(who));
   session->hold(std::move(slot));
   svc.open_ws(std::move(session));
@@ -98,7 +131,27 @@ void ws_session::start(std::shared_ptr<session_events> events) {
 
 // -- writing -----------------------------------------------------------------
 
+void ws_session::write_publication(const publication& p, std::string prefix, const frame& body,
+                                   std::int64_t accepted_ns) {
+  if (!deflate_ || body->size() < opts_.ws_deflate_min_bytes) {
+    stream_session::write_publication(p, std::move(prefix), body, accepted_ns);
+    return;
+  }
+  if (closing_ || closed_)
+    return;
+  const auto& d = deflated(p, body, message_opcode_);
+  push(std::string{d.header}, d.body, accepted_ns);
+}
+
 void ws_session::push_message(std::string, frame message, std::int64_t accepted_ns) {
+  if (deflate_ && message->size() >= opts_.ws_deflate_min_bytes) {
+    // A reply of this connection's own (a subscribe reply with its replay,
+    // an error): compressed for it alone.
+    auto compressed = deflate_message(*message);
+    auto header = header_for(message_opcode_, compressed.size(), true);
+    push(std::move(header), make_frame(std::move(compressed)), accepted_ns);
+    return;
+  }
   auto header = header_for(message_opcode_, message->size());
   push(std::move(header), std::move(message), accepted_ns);
 }
@@ -228,6 +281,22 @@ bool ws_session::on_event(frame_parser::result r) {
                 binary ? "binary messages are not supported"
                        : "text messages are not supported on a Protobuf connection"});
       return true; // wait for the client's close
+    }
+    if (parser_.compressed()) {
+      // RFC 7692 section 7.2.2; the size bound applies to what comes out.
+      std::string plain;
+      const auto st = inflate_message(parser_.message(), opts_.max_ws_message_bytes, plain);
+      if (st != inflate_status::ok || (!binary && !is_valid_utf8(plain))) {
+        draining_ = true; // nothing more of this client is parsed
+        on_close({close_reason::protocol_error,
+                  st == inflate_status::too_big ? close_too_big : close_invalid_payload,
+                  st == inflate_status::too_big   ? "message too big once inflated"
+                  : st == inflate_status::corrupt ? "invalid compressed data"
+                                                  : "invalid UTF-8 in text message"});
+        return true;
+      }
+      on_message(std::move(plain));
+      return true;
     }
     on_message(parser_.take_message());
     return true;

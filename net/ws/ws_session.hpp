@@ -29,6 +29,13 @@
 // each heartbeat, and maps Herald's close codes to Centrifugo's
 // (centrifugo::close_for). Limits, heartbeat, backpressure and metrics are
 // the same for every dialect.
+// permessage-deflate (RFC 7692), when the client offers it and
+// --ws-deflate-min-bytes is not 0, with no context takeover either way:
+// messages of at least that size go compressed (RSV1), a publication's
+// compressed frame made once and kept in the publication for every
+// compressing subscriber (net/ws/deflate.hpp); compressed client messages
+// are inflated within --max-ws-message-bytes (1009 past it, 1007 for bytes
+// that are not DEFLATE or text that is not UTF-8 once inflated).
 // While idle a session holds no read buffer: it waits for readability and
 // reads into a buffer on the stack. Runs on its shard's thread; reports
 // on_closed exactly once.
@@ -83,6 +90,14 @@ public:
   /// encode_upgrade_response), the first bytes start() writes.
   void answer_upgrade(std::string response) { upgrade_response_ = std::move(response); }
 
+  /// permessage-deflate was negotiated (the 101 says so): compress messages
+  /// of at least --ws-deflate-min-bytes, accept RSV1 on the client's. Call
+  /// before start().
+  void enable_deflate() noexcept {
+    deflate_ = true;
+    parser_.allow_compression();
+  }
+
   /// Who the upgrade request authenticated as (docs/auth.md); read by
   /// service::open_ws.
   void set_principal(auth::principal who) { principal_ = std::move(who); }
@@ -90,6 +105,8 @@ public:
 
 private:
   // stream_session
+  void write_publication(const publication& p, std::string prefix, const frame& body,
+                         std::int64_t accepted_ns) override;
   void push_message(std::string prefix, frame message, std::int64_t accepted_ns) override;
   void push_final(close_request& req) override;
   void on_final_written() override;
@@ -132,6 +149,7 @@ private:
   bool peer_closed_ = false; ///< the client's close frame arrived
   bool reading_ = true;      ///< false once the client's close arrived
   bool draining_ = false;    ///< a framing error: read and drop until the client ends
+  bool deflate_ = false;     ///< permessage-deflate negotiated
 };
 
 } // namespace herald::net::ws

@@ -14,6 +14,7 @@
 // in centrifugo_protobuf.test.mjs. docs/centrifugo.md is the contract.
 
 import assert from "node:assert/strict";
+import crypto from "node:crypto";
 import net from "node:net";
 import { after, describe, test } from "node:test";
 
@@ -750,11 +751,13 @@ for (const [enc, Sdk] of ENCODINGS) {
           // no further: resumed as soon as the server counts the slow client, so
           // its close frame (queued behind what the kernel holds) is written
           // within the close grace, also on a slow (sanitizer) build.
-          const pad = "x".repeat(100_000);
+          // Random padding: the SDK's `ws` negotiates permessage-deflate, which
+          // would shrink a repeated one to almost nothing.
+          const pad = () => crypto.randomBytes(50_000).toString("hex");
           const slowClosed = async () =>
             /herald_disconnects_total\{[^}]*reason="slow_client"[^}]*\} [1-9]/.test(await (await fetch(`${h.url}/metrics`)).text());
           for (let i = 0; i < 160 && !(i % 10 === 9 && (await slowClosed())); i++)
-            await publishOk(h.url, { channel: "stream:cf-slow", event: "big", data: { i, pad } });
+            await publishOk(h.url, { channel: "stream:cf-slow", event: "big", data: { i, pad: pad() } });
           proxy.resumeUpstream();
           // The server closed it as a slow client (its own count), with 3008 when
           // the close frame got through the drained path within the 2 s close

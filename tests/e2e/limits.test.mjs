@@ -7,6 +7,7 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import net from "node:net";
 import { after, before, describe, test } from "node:test";
+import zlib from "node:zlib";
 
 import { awaitBackgroundStops, publishOk, sleep, suiteHerald } from "./lib/herald.mjs";
 import { encodeFrame, rawWsConnect, wsConnect, wsStillReceives, wsSubscribe } from "./lib/ws.mjs";
@@ -219,18 +220,26 @@ describe("WebSocket message size and compression", () => {
     r.destroy();
   });
 
-  test("permessage-deflate is not negotiated (so there is no inflate output to cap)", { timeout: TEST_TIMEOUT }, async () => {
-    const key = crypto.randomBytes(16).toString("base64");
-    const res = await rawHttp(
-      h.port,
-      `GET /v1/ws HTTP/1.1\r\nHost: x\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: ${key}\r\n` +
-        `Sec-WebSocket-Version: 13\r\nSec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n\r\n`,
-      { timeoutMs: 1000 },
-    );
-    assert.equal(res.status, 101, res.text);
-    assert.doesNotMatch(res.text.split("\r\n\r\n")[0], /sec-websocket-extensions/i);
-    // A compressed (RSV1) frame is then a protocol error.
+  test("permessage-deflate: the cap applies to the inflated message (1009), RSV1 without the extension is 1002", { timeout: TEST_TIMEOUT }, async () => {
+    // RFC 7692 section 7.2.1: raw DEFLATE, sync-flushed, the 0x00 0x00 0xff 0xff tail removed.
+    const compress = (text) => {
+      const out = zlib.deflateRawSync(Buffer.from(text), { finishFlush: zlib.constants.Z_SYNC_FLUSH });
+      return out.subarray(0, out.length - 4);
+    };
+    const offer = "Sec-WebSocket-Extensions: permessage-deflate; client_max_window_bits\r\n";
+    const ok = await rawWsConnect(h.port, { headers: offer });
+    assert.match(ok.head, /sec-websocket-extensions: permessage-deflate/i);
+    // Under the cap once inflated: answered.
+    ok.sendFrame({ opcode: 1, rsv: 4, payload: compress(JSON.stringify({ op: "ping", id: 6, pad: " ".repeat(MAX - 100) })) });
+    const pong = await ok.frames.until((items) => items.find((f) => f.json?.op === "pong"), { what: "pong" });
+    assert.equal(pong.json.id, 6);
+    // 50 times the cap once inflated, a few dozen bytes on the wire: 1009.
+    ok.sendFrame({ opcode: 1, rsv: 4, payload: compress(JSON.stringify({ op: "ping", pad: " ".repeat(50 * MAX) })) });
+    assert.equal((await ok.closeCode()).code, 1009);
+    ok.destroy();
+    // A compressed (RSV1) frame where the extension was not negotiated.
     const r = await rawWsConnect(h.port);
+    assert.doesNotMatch(r.head, /sec-websocket-extensions/i);
     r.sendFrame({ opcode: 1, rsv: 4, payload: crypto.randomBytes(20) });
     const { code } = await r.closeCode();
     assert.equal(code, 1002);

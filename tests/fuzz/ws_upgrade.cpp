@@ -1,7 +1,8 @@
 // Fuzz target: a WebSocket upgrade request as a client sends it, through
 // Beast's request parser and then Herald's own opening handshake, as
 // http_session and ws::accept_upgrade run it: is_upgrade, check_upgrade
-// (a Host, version 13, a 16-byte base64 key), the subprotocol offer, the accept hash
+// (a Host, version 13, a 16-byte base64 key), the subprotocol offer, the
+// permessage-deflate offers (RFC 7692 section 5), the accept hash
 // and the 101 answer (RFC 6455 section 4.2). Whatever the client sends, the
 // answer is one well-formed head: no field of the request reaches it except
 // through the accept hash.
@@ -49,10 +50,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     ws::offers_subprotocol({protocols.data(), protocols.size()}, "centrifuge-protobuf");
   auto accept = ws::accept_key({key.data(), key.size()});
   FUZZ_CHECK(accept.size() == 28 && accept.back() == '=');
-  auto head = ws::encode_upgrade_response(accept, protobuf ? "centrifuge-protobuf" : "");
+  std::string offers;
+  for (auto [it, end] = req.equal_range(bhttp::field::sec_websocket_extensions); it != end; ++it)
+    offers.append(it->value().data(), it->value().size()).push_back(',');
+  const bool deflate = ws::accepts_deflate(offers);
+  auto head = ws::encode_upgrade_response(accept, protobuf ? "centrifuge-protobuf" : "", deflate);
   FUZZ_CHECK(head.rfind("HTTP/1.1 101 Switching Protocols\r\n", 0) == 0);
   FUZZ_CHECK(head.size() >= 4 && head.compare(head.size() - 4, 4, "\r\n\r\n") == 0);
   FUZZ_CHECK(head.find("\r\n\r\n") == head.size() - 4); // one head, nothing smuggled after it
   FUZZ_CHECK((head.find("Sec-WebSocket-Protocol") != std::string::npos) == protobuf);
+  FUZZ_CHECK((head.find("Sec-WebSocket-Extensions: permessage-deflate") != std::string::npos) ==
+             deflate);
+  FUZZ_CHECK(!deflate || offers.find("permessage-deflate") != std::string::npos);
   return 0;
 }

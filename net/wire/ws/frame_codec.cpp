@@ -124,8 +124,16 @@ frame_parser::result frame_parser::on_header_byte() noexcept {
   const std::uint8_t b0 = header_[0], op = b0 & 0x0F, len7 = header_[1] & 0x7F;
   switch (header_len_) {
   case 1:
-    if (b0 & 0x70)
+    // RSV1 marks a compressed message (RFC 7692 section 6): only where
+    // permessage-deflate was negotiated, and only on a message's first frame.
+    if (b0 & 0x30)
       return fail(close_protocol_error, "reserved bits set");
+    if (b0 & 0x40) {
+      if (!compression_)
+        return fail(close_protocol_error, "RSV1 set without a negotiated extension");
+      if (is_control(op) || op == 0)
+        return fail(close_protocol_error, "RSV1 set on a control or continuation frame");
+    }
     if ((op >= 3 && op <= 7) || op >= 11)
       return fail(close_protocol_error, "reserved opcode");
     if (is_control(op) && !(b0 & 0x80))
@@ -177,6 +185,7 @@ void frame_parser::start_payload() noexcept {
   } else if (op != 0) {
     in_message_ = true;
     message_text_ = op == 1;
+    message_compressed_ = (header_[0] & 0x40) != 0;
   }
 }
 
@@ -208,7 +217,7 @@ frame_parser::result frame_parser::end_of_frame() {
     if (!fin)
       return result::need_more;
     in_message_ = false;
-    if (message_text_ && !utf8_.complete())
+    if (message_text_ && !message_compressed_ && !utf8_.complete())
       return fail(close_invalid_payload, "invalid UTF-8 in text message");
     return message_text_ ? result::text : result::binary;
   }
@@ -245,7 +254,8 @@ frame_parser::result frame_parser::parse(std::string_view in, std::size_t& consu
       mask_phase_ = unmask(&dst[at], take, header_ + header_need_ - 4, mask_phase_);
       pos += take;
       remaining_ -= take;
-      if (!control && message_text_ && !utf8_.feed(std::string_view(dst).substr(at)))
+      if (!control && message_text_ && !message_compressed_ &&
+          !utf8_.feed(std::string_view(dst).substr(at)))
         return stop(fail(close_invalid_payload, "invalid UTF-8 in text message"));
     }
     if (remaining_ > 0)

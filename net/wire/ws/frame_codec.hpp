@@ -73,7 +73,10 @@ std::string encode_close_payload(std::uint16_t code, std::string_view reason);
 /// whatever the socket read, in any split; it reports one event per call.
 ///
 /// Enforced (error_code() in parentheses): frames masked (1002, section 5.1);
-/// RSV1-3 zero (1002, no extension); no reserved opcode (1002); control frames
+/// RSV2-3 zero, and RSV1 zero unless allow_compression() was called, and then
+/// set only on a message's first frame (1002; RFC 7692 section 6: RSV1 marks
+/// a compressed message, whose bytes the caller inflates and, for text,
+/// checks as UTF-8 itself); no reserved opcode (1002); control frames
 /// with FIN and a payload <= 125 bytes (1002, section 5.5); continuation only
 /// inside a message, and no new text/binary frame inside one (1002, section
 /// 5.4); a 64-bit length with its top bit clear (1002); a message, counted
@@ -124,6 +127,14 @@ public:
   /// same result with `consumed` 0. Throws only std::bad_alloc.
   result parse(std::string_view in, std::size_t& consumed);
 
+  /// permessage-deflate was negotiated (RFC 7692): RSV1 may mark a message's
+  /// first frame as compressed. Call before the first parse().
+  void allow_compression() noexcept { compression_ = true; }
+  /// After text/binary: the message's first frame had RSV1 set, so message()
+  /// is the compressed payload (without the 0x00 0x00 0xff 0xff tail, RFC
+  /// 7692 section 7.2.2), not checked as UTF-8.
+  bool compressed() const noexcept { return message_compressed_; }
+
   /// After text/binary: the whole message, unmasked.
   std::string_view message() const noexcept { return message_; }
   /// After text/binary: moves the message out (no copy), leaving the parser
@@ -168,6 +179,8 @@ private:
   std::uint8_t mask_phase_ = 0;     // masking key index of the next payload byte
   bool in_message_ = false;         // a text/binary message has started, not ended
   bool message_text_ = false;       // ...and it is text
+  bool message_compressed_ = false; // ...and its first frame had RSV1 (permessage-deflate)
+  bool compression_ = false;        // RSV1 allowed (allow_compression())
   utf8_validator utf8_;             // over the text message so far
   result last_ = result::need_more; // the last result returned
   std::uint16_t close_code_ = 0;

@@ -33,13 +33,37 @@ errc check_upgrade(std::string_view host, std::string_view version, std::string_
 /// offers `name`. Case-sensitive, as subprotocol names are.
 bool offers_subprotocol(std::string_view field, std::string_view name) noexcept;
 
+/// Whether to accept permessage-deflate (RFC 7692) from the client's
+/// `Sec-WebSocket-Extensions` offers (`field`: every such header's value,
+/// joined with ','; RFC 6455 section 9.1 grammar: offers separated by ',',
+/// parameters by ';', values tokens or quoted strings). True when one
+/// `permessage-deflate` offer is acceptable to Herald, which compresses each
+/// publication once with a 32 KiB window (2^15) and no context takeover and
+/// shares the bytes: an offer is declined (section 5.1) when it has a
+/// parameter RFC 7692 does not define, a parameter twice, a value where none
+/// belongs or an invalid one (window bits other than 8-15), or a
+/// `server_max_window_bits` below 15 (Herald's shared frames use 15; section
+/// 7.1.2.1 lets the server decline). `client_max_window_bits` (with or without
+/// a value) is accepted: Herald inflates with any window up to 15. Never throws.
+bool accepts_deflate(std::string_view field) noexcept;
+
+/// The response's `Sec-WebSocket-Extensions` value when permessage-deflate
+/// is accepted: `permessage-deflate; server_no_context_takeover;
+/// client_no_context_takeover` (RFC 7692 sections 7.1.1.1 and 7.1.1.2: each
+/// message is compressed on its own, both ways, so no connection keeps a
+/// compression context).
+inline constexpr std::string_view deflate_response =
+  "permessage-deflate; server_no_context_takeover; client_no_context_takeover";
+
 /// The server's answer that opens the connection (RFC 6455 section 4.2.2
 /// item 5): `HTTP/1.1 101 Switching Protocols`, `Upgrade: websocket`,
 /// `Connection: Upgrade`, `Sec-WebSocket-Accept: <accept>`, `Server: herald`,
-/// and `Sec-WebSocket-Protocol: <subprotocol>` when `subprotocol` is not
-/// empty (one the client offered). No extension is answered, so none is in
-/// use (section 9.1).
+/// `Sec-WebSocket-Protocol: <subprotocol>` when `subprotocol` is not empty
+/// (one the client offered), and `Sec-WebSocket-Extensions: <deflate_response>`
+/// when `deflate` (accepts_deflate() said yes); else no extension is in use
+/// (section 9.1).
 /// @param accept the accept hash of the client's key (net/ws accept_key()).
-std::string encode_upgrade_response(std::string_view accept, std::string_view subprotocol);
+std::string encode_upgrade_response(std::string_view accept, std::string_view subprotocol,
+                                    bool deflate = false);
 
 } // namespace herald::net::ws

@@ -135,7 +135,8 @@ export function encodeFrame({ fin = true, rsv = 0, opcode, payload = Buffer.allo
 
 /**
  * Opens a raw TCP connection, performs the WebSocket handshake by hand and
- * parses the server's frames.
+ * parses the server's frames. `headers`: extra request header lines, each ending in
+ * "\r\n"; `head` of the result: the response head (status line and fields).
  * @returns {Promise<{socket: net.Socket, frames: Inbox, sendFrame:(f:object)=>void,
  *   sendJson:(obj:any)=>void, write:(buf:Buffer)=>void, ended: Promise<string>,
  *   closeCode:(timeoutMs?:number)=>Promise<{code:number|null, ended:string}>}>}
@@ -143,7 +144,7 @@ export function encodeFrame({ fin = true, rsv = 0, opcode, payload = Buffer.allo
  * (`code`/`reason` on close frames). `ended` resolves to "end", "close" or an
  * error code when the TCP connection goes away.
  */
-export async function rawWsConnect(port, { path = "/v1/ws", pause = false } = {}) {
+export async function rawWsConnect(port, { path = "/v1/ws", pause = false, headers = "" } = {}) {
   const socket = net.connect({ host: "127.0.0.1", port });
   socket.on("error", () => {}); // reported through `ended`
   await new Promise((resolve, reject) => {
@@ -153,11 +154,12 @@ export async function rawWsConnect(port, { path = "/v1/ws", pause = false } = {}
   const key = crypto.randomBytes(16).toString("base64");
   socket.write(
     `GET ${path} HTTP/1.1\r\nHost: 127.0.0.1:${port}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\n` +
-      `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n\r\n`,
+      `Sec-WebSocket-Key: ${key}\r\nSec-WebSocket-Version: 13\r\n${headers}\r\n`,
   );
   const frames = new Inbox();
   let buf = Buffer.alloc(0);
   let handshaken = false;
+  let responseHead = "";
   let resolveHandshake;
   let rejectHandshake;
   const handshake = new Promise((resolve, reject) => {
@@ -187,6 +189,7 @@ export async function rawWsConnect(port, { path = "/v1/ws", pause = false } = {}
       const end = buf.indexOf("\r\n\r\n");
       if (end < 0) return;
       const head = buf.subarray(0, end).toString("latin1");
+      responseHead = head;
       buf = buf.subarray(end + 4);
       handshaken = true;
       if (!/^HTTP\/1\.1 101 /.test(head)) {
@@ -244,6 +247,7 @@ export async function rawWsConnect(port, { path = "/v1/ws", pause = false } = {}
   if (pause) socket.pause();
   const client = {
     socket,
+    head: responseHead,
     frames,
     ended,
     write: (b) => socket.write(b),

@@ -389,6 +389,43 @@ TEST_CASE("bad frame: RSV1-3 must be 0 (1002)", "[ws][frame][bad-input]") {
     CHECK(error_of(raw_frame(0x81 | rsv, "hi")) == close_protocol_error);
 }
 
+TEST_CASE("permessage-deflate: RSV1 marks a compressed message's first frame, nowhere else",
+          "[ws][frame][deflate]") {
+  // Not negotiated: RSV1 is 1002 (the case above). Negotiated:
+  frame_parser p{100};
+  p.allow_compression();
+  std::size_t used = 0;
+  const std::string not_utf8 = "\xff\xfe compressed bytes";
+  REQUIRE(p.parse(raw_frame(0xC1, not_utf8), used) == result::text); // FIN + RSV1 + text
+  CHECK(p.compressed());
+  CHECK(p.message() == not_utf8); // handed on as is, not checked as UTF-8
+  // A fragmented compressed message: RSV1 on the first frame only.
+  frame_parser q{100};
+  q.allow_compression();
+  const auto two = raw_frame(0x42, "ab") + raw_frame(0x80, "cd");
+  REQUIRE(q.parse(two, used) == result::binary);
+  CHECK(q.compressed());
+  CHECK(q.message() == "abcd");
+  // Uncompressed messages still are checked.
+  frame_parser u{100};
+  u.allow_compression();
+  REQUIRE(u.parse(client_frame(opcode::text, "plain"), used) == result::text);
+  CHECK_FALSE(u.compressed());
+  CHECK(error_of(raw_frame(0x81, "\xff")) == close_invalid_payload);
+  // RSV1 on a continuation or a control frame, RSV2/RSV3: 1002.
+  for (auto bad : {raw_frame(0x01, "a") + raw_frame(0xC0, "b"), raw_frame(0xC9, ""),
+                   raw_frame(0xA1, "x"), raw_frame(0x91, "x")}) {
+    frame_parser r{100};
+    r.allow_compression();
+    std::size_t n = 0;
+    auto res = r.parse(bad, n);
+    if (res == result::need_more)
+      res = r.parse(std::string_view(bad).substr(n), n);
+    CHECK(res == result::error);
+    CHECK(r.error_code() == close_protocol_error);
+  }
+}
+
 TEST_CASE("bad frame: reserved opcodes 3-7 and 11-15 (1002)", "[ws][frame][bad-input]") {
   for (std::uint8_t op : {3, 4, 5, 6, 7, 11, 12, 13, 14, 15}) {
     INFO("opcode " << int(op));

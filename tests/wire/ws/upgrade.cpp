@@ -6,6 +6,7 @@
 #include <catch2/catch.hpp>
 
 using herald::errc;
+using herald::net::ws::accepts_deflate;
 using herald::net::ws::check_upgrade;
 using herald::net::ws::encode_upgrade_response;
 using herald::net::ws::offers_subprotocol;
@@ -56,4 +57,31 @@ TEST_CASE("encode_upgrade_response: the 101 of RFC 6455 section 4.2.2", "[ws][up
   CHECK(with.find("Sec-WebSocket-Extensions") == std::string::npos); // no extension in use
   CHECK(with.size() >= 4);
   CHECK(with.compare(with.size() - 4, 4, "\r\n\r\n") == 0);
+}
+
+TEST_CASE("accepts_deflate: RFC 7692 offers Herald accepts and declines", "[ws][upgrade][deflate]") {
+  // What browsers and the `ws` package send.
+  CHECK(accepts_deflate("permessage-deflate; client_max_window_bits"));
+  CHECK(accepts_deflate("permessage-deflate"));
+  CHECK(accepts_deflate("x-webkit-deflate-frame, permessage-deflate"));
+  CHECK(accepts_deflate("permessage-deflate; server_no_context_takeover; client_no_context_takeover"));
+  CHECK(accepts_deflate("permessage-deflate; client_max_window_bits=10; server_max_window_bits=15"));
+  CHECK(accepts_deflate("permessage-deflate;server_max_window_bits=\"15\""));
+  // A declined offer falls back to the next one.
+  CHECK(accepts_deflate("permessage-deflate; server_max_window_bits=10, permessage-deflate"));
+  // Declined (section 5.1): unknown, repeated or bad parameters; a smaller
+  // server window than Herald's shared frames use.
+  for (auto offer :
+       {"", "deflate-frame", "permessage-deflate; foo", "permessage-deflate; server_max_window_bits=10",
+        "permessage-deflate; server_max_window_bits", "permessage-deflate; client_max_window_bits=16",
+        "permessage-deflate; client_max_window_bits=7", "permessage-deflate; client_max_window_bits=09",
+        "permessage-deflate; client_max_window_bits=abc",
+        "permessage-deflate; server_no_context_takeover=1",
+        "permessage-deflate; client_no_context_takeover; client_no_context_takeover"}) {
+    INFO(offer);
+    CHECK_FALSE(accepts_deflate(offer));
+  }
+  auto answer = encode_upgrade_response("s3pPLMBiTxaQ9kYGzzhZRbK+xOo=", "", true);
+  CHECK(answer.find("\r\nSec-WebSocket-Extensions: permessage-deflate; server_no_context_takeover; "
+                    "client_no_context_takeover\r\n") != std::string::npos);
 }
