@@ -9,11 +9,14 @@
 // without the extension (1002), bytes that are not DEFLATE (1007), a message
 // that inflates past --max-ws-message-bytes (1009, a deflate bomb), each with
 // a bystander still receiving; --ws-deflate-min-bytes=0 turns it off.
+// Headless Chromium's own WebSocket (system Chromium through playwright-core,
+// as in demo_page.test.mjs) negotiates it and reads compressed publications.
 // docs/protocol.md "Compression" is the contract.
 
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 
+import { chromium } from "playwright-core";
 import WebSocket from "ws";
 
 import { awaitBackgroundStops, publishOk, sleep, suiteHerald, withHerald } from "./lib/herald.mjs";
@@ -116,6 +119,51 @@ describe("permessage-deflate on /v1/ws", () => {
       await wsStillReceives(h.url, bystander, "stream:deflate-by");
     } finally {
       await bystander.close();
+    }
+  });
+});
+
+describe("permessage-deflate in headless Chromium", () => {
+  const h = suiteHerald([]);
+
+  test("Chromium's WebSocket negotiates permessage-deflate and reads compressed publications", { timeout: TEST_TIMEOUT }, async () => {
+    const browser = await chromium.launch({
+      executablePath: process.env.HERALD_CHROMIUM || "/usr/bin/chromium",
+      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
+             "--disable-component-update", "--disable-sync"],
+    });
+    try {
+      const page = await browser.newPage();
+      await page.goto(`${h.url}/v1/info`); // any page of Herald's origin
+      const channel = "stream:deflate-chromium";
+      // The page subscribes and collects what it reads; Node publishes.
+      await page.evaluate(async ([url, channel]) => {
+        window.received = [];
+        const ws = new WebSocket(url);
+        window.ws = ws;
+        ws.onmessage = (e) => window.received.push(JSON.parse(e.data));
+        await new Promise((resolve, reject) => {
+          ws.onopen = resolve;
+          ws.onerror = reject;
+        });
+        ws.send(JSON.stringify({ op: "subscribe", id: 1, channel }));
+      }, [`${h.url.replace(/^http/, "ws")}/v1/ws`, channel]);
+      await page.waitForFunction(() => window.received.some((m) => m.op === "subscribed"));
+      const sent = [];
+      for (let i = 0; i < 5; i++) {
+        sent.push(balance(i));
+        await publishOk(h.url, { channel, event: "balance", data: balance(i) });
+      }
+      await page.waitForFunction(() => window.received.filter((m) => m.op === "publication").length >= 5);
+      const { extensions, data } = await page.evaluate(() => ({
+        extensions: window.ws.extensions,
+        data: window.received.filter((m) => m.op === "publication").map((m) => m.data),
+      }));
+      assert.match(extensions, /permessage-deflate/);
+      assert.match(extensions, /server_no_context_takeover/);
+      assert.deepEqual(data, sent);
+    } finally {
+      await browser.close();
     }
   });
 });
