@@ -208,6 +208,7 @@ private:
       first += c.count;
       c.transport = o_.transport;
       c.ws_deflate = o_.ws_deflate;
+      c.centrifugo_delta = o_.centrifugo_delta;
       c.targets = o_.targets;
       c.sources = o_.source_addrs;
       c.plan = plan_;

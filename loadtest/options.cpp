@@ -80,6 +80,8 @@ Connections
                          /connection/websocket in JSON, centrifugo-protobuf in Protobuf
   --ws-deflate           WebSocket connections offer permessage-deflate (RFC 7692)
                          and inflate what comes compressed
+  --centrifugo-delta     centrifugo transport: subscribe with delta "fossil" and
+                         apply the Fossil deltas (net/wire/fossil_delta.hpp)
   --channels C           stream channels (fanout 1, spread connections/10, others 10)
   --workers W            worker processes holding the connections (one per 15,000)
   --source-addrs LIST    loopback source addresses, round robin (127.0.0.1)
@@ -242,7 +244,8 @@ std::string parse_options(int argc, char** argv, options& o, bool& help) {
   };
   std::map<std::string, bool*> flags{
     {"find-max", &o.find_max}, {"json", &o.json},         {"quiet", &o.quiet},
-    {"worker", &o.worker},     {"ws-deflate", &o.ws_deflate}};
+    {"worker", &o.worker},     {"ws-deflate", &o.ws_deflate},
+    {"centrifugo-delta", &o.centrifugo_delta}};
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

@@ -47,6 +47,7 @@ struct options {
   std::uint64_t seed = 0; ///< 0: random
   bool quiet = false;
   bool ws_deflate = false; ///< WebSocket connections offer permessage-deflate
+  bool centrifugo_delta = false; ///< Centrifugo JSON subscribes with delta "fossil"
   bool worker = false;     ///< internal: run as a worker process
 };
 

@@ -3,7 +3,9 @@
 # herald-loadtest against it with ~1,000 connections (SSE and WebSocket
 # mixed, 2 worker processes, 2 source addresses): fanout, spread and a small
 # reconnect storm, a few seconds each at a low rate; then small reconnect
-# storms over Centrifugo's protocol in JSON and in Protobuf. herald-loadtest exits
+# storms over Centrifugo's protocol in JSON (also with delta "fossil", whose
+# deltas the generator applies) and in Protobuf, and one over WebSocket with
+# permessage-deflate. herald-loadtest exits
 # non-zero on any loss, duplicate, reordering, gap notice or connect
 # failure, which fails this test. herald is stopped by its PID.
 #
@@ -64,6 +66,8 @@ run fanout --scenario fanout --connections 1000 --publications 60 --rate 20
 run spread --scenario spread --connections 1000 --channels 100 --publications 300 --rate 100
 run storm --scenario reconnect-storm --connections 400 --channels 10 --publications 200 --rate 100
 run centrifugo --scenario reconnect-storm --transport centrifugo --connections 200 --channels 10 --publications 100 --rate 100
+run centrifugo-delta --scenario reconnect-storm --transport centrifugo --centrifugo-delta --connections 200 --channels 10 --publications 100 --rate 100 --payload-bytes 1024
+run ws-deflate --scenario reconnect-storm --transport ws --ws-deflate --connections 200 --channels 10 --publications 100 --rate 100 --payload-bytes 1024
 run centrifugo-protobuf --scenario reconnect-storm --transport centrifugo-protobuf --connections 200 --channels 10 --publications 100 --rate 100
 
 if ! kill -0 "$pid" 2>/dev/null; then

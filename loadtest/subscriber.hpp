@@ -91,6 +91,7 @@ struct subscriber_spec {
   std::vector<int> channels; ///< channel ids
   bool slow = false;         ///< stops reading once established
   bool deflate = false;      ///< WebSocket: offer permessage-deflate
+  bool delta = false;        ///< Centrifugo JSON: subscribe with delta "fossil"
 };
 
 class subscriber {
@@ -189,6 +190,11 @@ private:
   /// Centrifugo, either encoding: a reply or push (as JSON) that is not a
   /// publication push; a subscribe reply's `publications` have `data` and `offset`.
   void on_centrifugo_reply(const nlohmann::json& j, std::int64_t now);
+  /// A publication object (`pub` of a push, or an entry of a subscribe
+  /// reply's `publications`) on a delta subscription: its data (a JSON
+  /// string, or with `delta` a Fossil delta against `t`'s base) rebuilt into
+  /// `f`. False when it cannot be (counted unparsed by the caller).
+  bool delta_fields(track& t, const nlohmann::json& pub, pub_fields& f);
 
   // -- Centrifugo Protobuf (centrifugo_protobuf.cpp) ------------------------
   /// Centrifugo Protobuf: connect and the subscribes, as delimited Commands

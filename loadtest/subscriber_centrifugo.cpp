@@ -7,6 +7,8 @@
 // into the same JSON and hands them to on_centrifugo_reply().
 #include "loadtest/subscriber.hpp"
 
+#include "net/wire/fossil_delta.hpp"
+
 #include <nlohmann/json.hpp>
 
 namespace herald::loadtest {
@@ -21,6 +23,8 @@ std::string subscriber::centrifugo_commands() const {
     m += R"(,"subscribe":{"channel":")";
     m += channel_name(t);
     m += '"';
+    if (spec_.delta)
+      m += R"(,"delta":"fossil")";
     if (t.asks_recovery(resume_)) {
       m += R"(,"recover":true,"epoch":")";
       m += t.epoch;
@@ -75,11 +79,11 @@ void subscriber::on_centrifugo_reply(const nlohmann::json& j, std::int64_t now) 
     ++ctx_.notices["centrifugo subscribed recovered=false"];
   }
   // The recovered publications travel inside the reply.
+  t.delta_base.clear(); // with deltas: the reply's first publication is full
   if (auto pubs = s->find("publications"); pubs != s->end() && pubs->is_array()) {
     for (const auto& pj : *pubs) {
-      auto text_pub = pj.dump();
       pub_fields f;
-      if (!scan_pub_fields(text_pub, f)) {
+      if (spec_.delta ? !delta_fields(t, pj, f) : !scan_pub_fields(pj.dump(), f)) {
         ++ctx_.counters.unparsed;
         continue;
       }
@@ -87,6 +91,22 @@ void subscriber::on_centrifugo_reply(const nlohmann::json& j, std::int64_t now) 
     }
   }
   established_if_all_subscribed();
+}
+
+bool subscriber::delta_fields(track& t, const nlohmann::json& pub, pub_fields& f) {
+  auto d = pub.find("data");
+  if (d == pub.end() || !d->is_string())
+    return false;
+  const auto& text = d->get_ref<const std::string&>();
+  if (pub.value("delta", false)) {
+    auto r = net::fossil::apply(t.delta_base, text, 16 * 1024 * 1024);
+    if (!r)
+      return false;
+    t.delta_base = std::move(*r.target);
+  } else {
+    t.delta_base = text;
+  }
+  return scan_pub_fields(t.delta_base, f);
 }
 
 } // namespace herald::loadtest

@@ -43,6 +43,17 @@ void subscriber::on_ws_message(ws::opcode op, std::string_view payload, std::int
     }
     track* t = find_track(channel);
     pub_fields f;
+    if (t != nullptr && spec_.delta) {
+      // Centrifugo with deltas: the data is a JSON string, or a delta.
+      auto j = nlohmann::json::parse(payload, nullptr, false);
+      const nlohmann::json* pub = j.is_object() ? &j["push"]["pub"] : nullptr;
+      if (pub == nullptr || !pub->is_object() || !delta_fields(*t, *pub, f)) {
+        ++ctx_.counters.unparsed;
+        return;
+      }
+      on_publication(*t, true, offset, f, now);
+      return;
+    }
     if (t == nullptr || !scan_pub_fields(payload, f)) {
       ++ctx_.counters.unparsed;
       return;

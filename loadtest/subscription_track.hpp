@@ -38,6 +38,9 @@ struct subscription_track {
   bool offset_known = false;
   bool seq_known = false;
   bool subscribed = false; ///< WebSocket/Centrifugo: the subscribe answer arrived
+  /// Centrifugo with delta "fossil": the data of the last publication, the
+  /// base the next delta applies to.
+  std::string delta_base;
 
   /// True when a subscribe sent now asks to recover from the last position:
   /// `resume` (the attempt resumes after a drop) and an epoch is known.

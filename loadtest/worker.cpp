@@ -24,6 +24,7 @@ nlohmann::json worker_config::to_json() const {
           {"count", count},
           {"transport", transport},
           {"ws_deflate", ws_deflate},
+          {"centrifugo_delta", centrifugo_delta},
           {"targets", targets},
           {"sources", sources},
           {"plan",
@@ -46,6 +47,7 @@ worker_config worker_config::from_json(const nlohmann::json& j) {
   c.count = j.at("count").get<std::uint64_t>();
   c.transport = j.at("transport").get<std::string>();
   c.ws_deflate = j.value("ws_deflate", false);
+  c.centrifugo_delta = j.value("centrifugo_delta", false);
   c.targets = j.at("targets").get<std::vector<std::string>>();
   c.sources = j.at("sources").get<std::vector<std::string>>();
   const auto& p = j.at("plan");
@@ -195,6 +197,7 @@ private:
       spec.channels = cfg_.plan.channels_of_connection(k);
       spec.slow = is_slow_connection(k, cfg_.slow_share);
       spec.deflate = cfg_.ws_deflate;
+      spec.delta = cfg_.centrifugo_delta && spec.kind == transport::centrifugo;
       subs_.push_back(std::make_unique<subscriber>(ctx_, std::move(spec)));
     }
   }

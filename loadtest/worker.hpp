@@ -31,6 +31,7 @@ struct worker_config {
   std::uint64_t count = 0;       ///< connections of this worker
   std::string transport = "sse"; ///< sse, ws, centrifugo, centrifugo-protobuf or mix (even numbers SSE, odd WebSocket)
   bool ws_deflate = false;       ///< WebSocket connections offer permessage-deflate
+  bool centrifugo_delta = false; ///< Centrifugo JSON subscribes with delta "fossil"
   std::vector<std::string> targets; ///< host:port, connection k uses targets[k % size]
   std::vector<std::string> sources; ///< loopback source addresses, round robin by k
   channel_plan plan;
