@@ -19,11 +19,10 @@ bool client::check_replicas(replica_watch::done_fn done) {
   auto i = pick();
   if (i == npos || !up_)
     return false;
-  check_master_replicas(pool_[i], keys_for(opts_.prefix, "herald.probe"), opts_.wait_replicas,
-                        opts_.command_timeout / 2, {},
-                        [done = std::move(done)](const std::string& why) {
-                          done(why.empty(), why);
-                        });
+  check_master_replicas(
+    pool_[i], keys_for(opts_.prefix, "herald.probe"), opts_.wait_replicas,
+    opts_.command_timeout / 2, {},
+    [done = std::move(done)](const std::string& why) { done(why.empty(), why); });
   return true;
 }
 

@@ -90,7 +90,7 @@ private:
   std::size_t next_ = 0;
   bool up_ = false;
   bool stopped_ = false;
-  std::string last_still_down_; ///< the reason given last by on_down / on_still_down
+  std::string last_still_down_;             ///< the reason given last by on_down / on_still_down
   std::shared_ptr<replica_watch> replicas_; ///< with --redis-wait-replicas only
 };
 

@@ -59,15 +59,15 @@ private:
     if (d.pending || ac_ == nullptr)
       return;
     d.pending = true;
-    descriptor_.async_wait(type, [self = shared_from_this(), &d, type,
-                                  handle](boost::system::error_code ec) {
-      d.pending = false; // d is a member of *self, which the handler keeps alive
-      if (ec || self->ac_ == nullptr || !d.wanted)
-        return;
-      handle(self->ac_);
-      if (self->ac_ != nullptr && d.wanted)
-        self->add(d, type, handle);
-    });
+    descriptor_.async_wait(
+      type, [self = shared_from_this(), &d, type, handle](boost::system::error_code ec) {
+        d.pending = false; // d is a member of *self, which the handler keeps alive
+        if (ec || self->ac_ == nullptr || !d.wanted)
+          return;
+        handle(self->ac_);
+        if (self->ac_ != nullptr && d.wanted)
+          self->add(d, type, handle);
+      });
   }
 
   // hiredis calls this right before it closes the fd and frees the context.

@@ -47,18 +47,18 @@ void check_master_replicas(const std::shared_ptr<connection>& conn, const channe
                       done(prefix + "the readiness probe write failed: " + w.str);
                       return;
                     }
-                    conn->command(
-                      {"WAIT", std::to_string(n), std::to_string(wait_ms)},
-                      [n, wait_ms, prefix, done = std::move(done)](reply r2) {
-                        if (r2.type == reply::integer && r2.number >= static_cast<long long>(n))
-                          done({});
-                        else
-                          done(prefix + "the readiness probe write was confirmed by " +
-                               (r2.type == reply::integer ? std::to_string(r2.number)
-                                                          : std::string{"no"}) +
-                               " of " + std::to_string(n) + " replica(s) within " +
-                               std::to_string(wait_ms) + " ms (WAIT)");
-                      });
+                    conn->command({"WAIT", std::to_string(n), std::to_string(wait_ms)},
+                                  [n, wait_ms, prefix, done = std::move(done)](reply r2) {
+                                    if (r2.type == reply::integer &&
+                                        r2.number >= static_cast<long long>(n))
+                                      done({});
+                                    else
+                                      done(prefix + "the readiness probe write was confirmed by " +
+                                           (r2.type == reply::integer ? std::to_string(r2.number)
+                                                                      : std::string{"no"}) +
+                                           " of " + std::to_string(n) + " replica(s) within " +
+                                           std::to_string(wait_ms) + " ms (WAIT)");
+                                  });
                   });
   });
 }

@@ -56,13 +56,16 @@ TEST_CASE_METHOD(master, "check_master_replicas: too few replicas online, named 
                                             "in sync; --redis-wait-replicas=2 needs 2");
 }
 
-TEST_CASE_METHOD(master,
-                 "check_master_replicas: a replica in sync passes; frozen, its WAIT falls short",
-                 "[redis][replica_check]") {
+TEST_CASE_METHOD(
+  master, "check_master_replicas: a replica in sync passes, a frozen one falls short at WAIT",
+  "[redis][replica_check]") {
   start();
   redis_server replica({"--replicaof", "127.0.0.1", std::to_string(srv.port())});
   REQUIRE(f.run_until(
-    [&] { return online_replicas(srv.command({"INFO", "replication"}).str) == 1; }, 5s));
+    [&] {
+      return online_replicas(srv.command({"INFO", "replication"}).str) == 1;
+    },
+    5s));
   // The first probe right after the sync is not always acknowledged within
   // 500 ms; replica_watch checks again every second, so a few tries here.
   std::string answer = check(1, 500ms);

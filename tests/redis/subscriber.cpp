@@ -55,7 +55,7 @@ family family_of(pubsub_mode m) {
 // fixture's `mode` (GENERATE), names the family in the log (INFO) and
 // declares `fam`, its family. A macro, because GENERATE and INFO belong to
 // the test case's own scope.
-#define FOR_EACH_FAMILY()                                                                           \
+#define FOR_EACH_FAMILY()                                                                          \
   mode = GENERATE(pubsub_mode::classic, pubsub_mode::sharded);                                     \
   const auto fam = family_of(mode);                                                                \
   INFO(fam.name)

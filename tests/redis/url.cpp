@@ -93,8 +93,8 @@ TEST_CASE("url: password forms", "[redis][url]") {
 }
 
 TEST_CASE("url: IPv6 literals", "[redis][url]") {
-  check_address({{"redis://[::1]:6390/1", "::1", 6390, 1},
-                 {"redis://[fe80::1:2]", "fe80::1:2", 6379, 0}});
+  check_address(
+    {{"redis://[::1]:6390/1", "::1", 6390, 1}, {"redis://[fe80::1:2]", "fe80::1:2", 6379, 0}});
 }
 
 TEST_CASE("url: rejected inputs", "[redis][url]") {
