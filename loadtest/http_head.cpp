@@ -1,11 +1,10 @@
 #include "loadtest/http_head.hpp"
 
+#include "net/wire/ascii.hpp"
+
 namespace herald::loadtest::http {
 
 namespace {
-char lower(char c) noexcept {
-  return (c >= 'A' && c <= 'Z') ? static_cast<char>(c - 'A' + 'a') : c;
-}
 std::string_view trim(std::string_view s) noexcept {
   while (!s.empty() && (s.front() == ' ' || s.front() == '\t'))
     s.remove_prefix(1);
@@ -35,15 +34,6 @@ int status_code(std::string_view head) noexcept {
   return code;
 }
 
-bool iequals(std::string_view a, std::string_view b) noexcept {
-  if (a.size() != b.size())
-    return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (lower(a[i]) != lower(b[i]))
-      return false;
-  return true;
-}
-
 std::string_view header_value(std::string_view head, std::string_view name) noexcept {
   std::size_t pos = head.find("\r\n");
   while (pos != std::string_view::npos && pos + 2 < head.size()) {
@@ -51,7 +41,7 @@ std::string_view header_value(std::string_view head, std::string_view name) noex
     std::size_t eol = head.find("\r\n", start);
     std::string_view line = head.substr(start, eol == std::string_view::npos ? eol : eol - start);
     auto colon = line.find(':');
-    if (colon != std::string_view::npos && iequals(trim(line.substr(0, colon)), name))
+    if (colon != std::string_view::npos && net::iequals(trim(line.substr(0, colon)), name))
       return trim(line.substr(colon + 1));
     pos = eol;
   }

@@ -16,10 +16,7 @@ std::size_t head_end(std::string_view buf) noexcept;
 int status_code(std::string_view head) noexcept;
 
 /// Value of header `name` (case-insensitive, surrounding blanks trimmed) in
-/// a head, or an empty view when absent.
+/// a head, or an empty view when absent (names compare as net::iequals).
 std::string_view header_value(std::string_view head, std::string_view name) noexcept;
-
-/// True iff `a` and `b` are equal ignoring ASCII case.
-bool iequals(std::string_view a, std::string_view b) noexcept;
 
 } // namespace herald::loadtest::http

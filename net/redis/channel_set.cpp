@@ -12,10 +12,9 @@ bool channel_set::want(const std::string& channel) {
 }
 
 bool channel_set::unwant(const std::string& channel) {
-  if (wanted_.erase(channel) == 0)
+  if (!lose(channel))
     return false;
-  dirty_.insert(channel);
-  resubscribing_.erase(channel); // settled() no longer waits for it
+  dirty_.insert(channel); // an UNSUBSCRIBE to send, if Redis has it
   return true;
 }
 
@@ -87,31 +86,29 @@ void channel_set::on_unsubscribed(const std::string& channel) {
 }
 
 bool channel_set::on_refused(const std::string& channel) {
-  auto it = server_.find(channel);
-  if (it != server_.end() && it->second == state::subscribing)
-    server_.erase(it);
+  forget_server(channel, state::subscribing);
   resubscribing_.erase(channel);
-  if (wanted_.count(channel) == 0)
-    return false;
-  lose(channel);
-  return true;
+  return lose(channel);
 }
 
 bool channel_set::on_dropped(const std::string& channel) {
+  return forget_server(channel, state::subscribed) && lose(channel);
+}
+
+bool channel_set::forget_server(const std::string& channel, state s) {
   auto it = server_.find(channel);
-  if (it == server_.end() || it->second != state::subscribed)
+  if (it == server_.end() || it->second != s)
     return false;
   server_.erase(it);
-  if (wanted_.count(channel) == 0)
-    return false;
-  lose(channel);
   return true;
 }
 
-void channel_set::lose(const std::string& channel) {
-  wanted_.erase(channel);
+bool channel_set::lose(const std::string& channel) {
+  if (wanted_.erase(channel) == 0)
+    return false;
   dirty_.erase(channel);
-  resubscribing_.erase(channel);
+  resubscribing_.erase(channel); // settled() no longer waits for it
+  return true;
 }
 
 std::optional<channel_set::state> channel_set::server_state(const std::string& channel) const {

@@ -115,7 +115,12 @@ public:
   std::size_t confirmed_count() const noexcept;
 
 private:
-  void lose(const std::string& channel);
+  /// Forgets Redis's side of `channel` if it is `s`. @returns whether it was.
+  bool forget_server(const std::string& channel, state s);
+  /// `channel` is no longer wanted: out of the wanted set, with nothing left
+  /// to send or wait for (unwant() then marks the UNSUBSCRIBE to send).
+  /// @returns whether it was wanted.
+  bool lose(const std::string& channel);
 
   bool connected_ = false;
   std::unordered_set<std::string> wanted_;

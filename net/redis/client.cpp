@@ -11,90 +11,19 @@ std::shared_ptr<client> client::create(asio::io_context& ioc, options opts) {
 
 client::client(asio::io_context& ioc, options opts)
   : strand_(asio::make_strand(ioc)),
-    opts_(std::move(opts)),
-    replica_timer_(strand_) {}
+    opts_(std::move(opts)) {}
 
-std::size_t online_replicas(const std::string& text) {
-  const std::string info = "\n" + text;
-  std::size_t n = 0;
-  std::size_t pos = 0;
-  while ((pos = info.find("\nslave", pos)) != std::string::npos) {
-    auto end = info.find('\n', pos + 1);
-    auto line = info.substr(pos + 1, end == std::string::npos ? end : end - pos - 1);
-    if (line.find(":ip=") != std::string::npos && line.find(",state=online,") != std::string::npos)
-      ++n;
-    pos += 1;
-  }
-  return n;
-}
-
-void client::replicas_checked(bool ok, const std::string& why) {
-  if (stopped_ || (replicas_ok_ == (ok ? 1 : 0) && why == replicas_why_))
-    return;
-  replicas_ok_ = ok ? 1 : 0;
-  replicas_why_ = why;
-  if (on_replicas)
-    on_replicas(ok, why);
-}
-
-void client::check_replicas() {
+bool client::check_replicas(replica_watch::done_fn done) {
   if (stopped_)
-    return;
-  auto again = [weak = weak_from_this()] {
-    auto s = weak.lock();
-    if (!s || s->stopped_)
-      return;
-    s->replica_timer_.expires_after(std::chrono::seconds(1));
-    s->replica_timer_.async_wait([weak = std::weak_ptr<client>(s)](boost::system::error_code ec) {
-      if (auto s = weak.lock(); s && !ec)
-        s->check_replicas();
-    });
-  };
+    return false;
   auto i = pick();
-  if (i == npos || !up_) {
-    again(); // the down reason says why; checked again once up
-    return;
-  }
-  auto c = pool_[i];
-  const auto n = opts_.wait_replicas;
-  c->command({"INFO", "replication"}, [self = shared_from_this(), c, n, again](reply r) {
-    if (r.is_error()) {
-      self->replicas_checked(false, "INFO replication failed: " + r.str);
-      again();
-      return;
-    }
-    auto online = online_replicas(r.str);
-    if (online < n) {
-      self->replicas_checked(false, "the Redis master has " + std::to_string(online) +
-                                      " replica(s) connected and in sync; --redis-wait-replicas=" +
-                                      std::to_string(n) + " needs " + std::to_string(n));
-      again();
-      return;
-    }
-    // In sync by INFO; a probe write must also pass WAIT, as a publish does.
-    auto keys = keys_for(self->opts_.prefix, "herald.probe");
-    auto wait_ms = std::max<long long>(1, (self->opts_.command_timeout / 2).count());
-    c->command(
-      {"EVAL", probe_script, "2", keys.meta, keys.history}, [self, c, n, wait_ms, again](reply w) {
-        if (w.is_error()) {
-          self->replicas_checked(false, "the readiness probe write failed: " + w.str);
-          again();
-          return;
-        }
-        c->command({"WAIT", std::to_string(n), std::to_string(wait_ms)},
-                   [self, n, wait_ms, again](reply r2) {
-                     if (r2.type == reply::integer && r2.number >= static_cast<long long>(n))
-                       self->replicas_checked(true, {});
-                     else
-                       self->replicas_checked(
-                         false, "the readiness probe write was confirmed by " +
-                                  (r2.type == reply::integer ? std::to_string(r2.number) : "no") +
-                                  " of " + std::to_string(n) + " replica(s) within " +
-                                  std::to_string(wait_ms) + " ms (WAIT)");
-                     again();
-                   });
-      });
-  });
+  if (i == npos || !up_)
+    return false;
+  check_master_replicas(
+    pool_[i], keys_for(opts_.prefix, "herald.probe"), opts_.wait_replicas,
+    opts_.command_timeout / 2, {},
+    [done = std::move(done)](const std::string& why) { done(why.empty(), why); });
+  return true;
 }
 
 void client::start() {
@@ -163,9 +92,9 @@ void client::start() {
       c->start();
     self->subscriber_->start();
     if (self->opts_.wait_replicas > 0) {
-      self->replicas_checked(false, "waiting for " + std::to_string(self->opts_.wait_replicas) +
-                                      " replica(s) in sync (--redis-wait-replicas)");
-      self->check_replicas();
+      self->replicas_ = replica_watch::of(self, self->strand_);
+      self->replicas_->start("waiting for " + std::to_string(self->opts_.wait_replicas) +
+                             " replica(s) in sync (--redis-wait-replicas)");
     }
   });
 }
@@ -173,7 +102,8 @@ void client::start() {
 void client::stop() {
   asio::post(strand_, [self = shared_from_this()] {
     self->stopped_ = true;
-    self->replica_timer_.cancel();
+    if (self->replicas_)
+      self->replicas_->stop();
     for (auto& c : self->pool_)
       c->stop();
     if (self->subscriber_)

@@ -22,6 +22,7 @@
 #include "net/asio.hpp"
 #include "net/redis/backend.hpp"
 #include "net/redis/connection.hpp"
+#include "net/redis/replica_check.hpp"
 #include "net/redis/script_reply.hpp"
 #include "net/redis/subscriber.hpp"
 
@@ -32,10 +33,6 @@
 #include <vector>
 
 namespace herald::net::redis {
-
-/// Replicas that finished their sync with the master, counted in the text of
-/// `INFO replication` (lines "slave<i>:ip=...,port=...,state=online,..."). Pure.
-std::size_t online_replicas(const std::string& info);
 
 class client : public backend, public std::enable_shared_from_this<client> {
 public:
@@ -79,10 +76,11 @@ private:
   /// While not up: an attempt failed; calls on_still_down when the reason
   /// is not the one reported last.
   void report_still_down(const std::string& reason);
-  /// --redis-wait-replicas: checks the replicas every second while up
-  /// (INFO replication, then a probe write and WAIT); reports changes.
-  void check_replicas();
-  void replicas_checked(bool ok, const std::string& why);
+  friend class replica_watch;
+  /// --redis-wait-replicas, every second (replicas_): while up, checks the
+  /// master on a connected command connection (check_master_replicas).
+  /// @returns false when it cannot check now.
+  bool check_replicas(replica_watch::done_fn done);
 
   asio::strand<asio::io_context::executor_type> strand_;
   options opts_;
@@ -92,10 +90,8 @@ private:
   std::size_t next_ = 0;
   bool up_ = false;
   bool stopped_ = false;
-  std::string last_still_down_; ///< the reason given last by on_down / on_still_down
-  asio::steady_timer replica_timer_;
-  int replicas_ok_ = -1; ///< last reported to on_replicas: -1 none yet, 0 no, 1 yes
-  std::string replicas_why_;
+  std::string last_still_down_;             ///< the reason given last by on_down / on_still_down
+  std::shared_ptr<replica_watch> replicas_; ///< with --redis-wait-replicas only
 };
 
 } // namespace herald::net::redis

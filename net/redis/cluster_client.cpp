@@ -1,7 +1,6 @@
 #include "net/redis/cluster_client.hpp"
 
 #include "net/obs/metrics_redis.hpp"
-#include "net/redis/client.hpp"
 #include "net/redis/envelope.hpp"
 #include "net/redis/slot.hpp"
 
@@ -24,8 +23,7 @@ std::shared_ptr<cluster_client> cluster_client::create(asio::io_context& ioc, op
 cluster_client::cluster_client(asio::io_context& ioc, options opts)
   : strand_(asio::make_strand(ioc)),
     opts_(std::move(opts)),
-    refresh_timer_(strand_),
-    replica_timer_(strand_) {
+    refresh_timer_(strand_) {
   opts_.scripts.sharded = true; // SPUBLISH: subscribers listen on the channel's shard only
 }
 
@@ -71,58 +69,31 @@ void cluster_client::start() {
     self->topology_->start();
     self->arm_refresh();
     if (self->opts_.wait_replicas > 0) {
-      self->replicas_checked(false, "waiting for " + std::to_string(self->opts_.wait_replicas) +
-                                      " replica(s) in sync on every master "
-                                      "(--redis-wait-replicas)");
-      self->check_replicas();
+      self->replicas_ = replica_watch::of(self, self->strand_);
+      self->replicas_->start("waiting for " + std::to_string(self->opts_.wait_replicas) +
+                             " replica(s) in sync on every master (--redis-wait-replicas)");
     }
   });
 }
 
-void cluster_client::replicas_checked(bool ok, const std::string& why) {
-  if (stopped_ || (replicas_ok_ == (ok ? 1 : 0) && why == replicas_why_))
-    return;
-  replicas_ok_ = ok ? 1 : 0;
-  replicas_why_ = why;
-  if (on_replicas)
-    on_replicas(ok, why);
-}
-
-void cluster_client::check_replicas() {
-  if (stopped_)
-    return;
-  auto again = [weak = weak_from_this()] {
-    auto s = weak.lock();
-    if (!s || s->stopped_)
-      return;
-    s->replica_timer_.expires_after(std::chrono::seconds(1));
-    s->replica_timer_.async_wait(
-      [weak = std::weak_ptr<cluster_client>(s)](boost::system::error_code ec) {
-        if (auto s = weak.lock(); s && !ec)
-          s->check_replicas();
-      });
-  };
+bool cluster_client::check_replicas(replica_watch::done_fn done) {
   auto masters = map_.masters();
-  if (!up_ || !have_map_ || masters.empty()) {
-    again(); // the down reason says why; checked again once up
-    return;
-  }
+  if (stopped_ || !up_ || !have_map_ || masters.empty())
+    return false;
   // Every master in turn; the first that falls short is the reason.
   struct tally {
     std::size_t remaining = 0;
     std::string why; // first failure
+    replica_watch::done_fn done;
   };
   auto t = std::make_shared<tally>();
   t->remaining = masters.size();
-  const auto n = opts_.wait_replicas;
-  const auto wait_ms = std::max<long long>(1, (opts_.command_timeout / 2).count());
-  auto finish = [self = shared_from_this(), t, again](const std::string& why) {
+  t->done = std::move(done);
+  auto finish = [t](const std::string& why) {
     if (!why.empty() && t->why.empty())
       t->why = why;
-    if (--t->remaining > 0)
-      return;
-    self->replicas_checked(t->why.empty(), t->why);
-    again();
+    if (--t->remaining == 0)
+      t->done(t->why.empty(), t->why);
   };
   for (const auto& a : masters) {
     auto it = nodes_.find(a.to_string());
@@ -130,42 +101,10 @@ void cluster_client::check_replicas() {
       finish("master " + a.to_string() + ": not connected");
       continue;
     }
-    auto conn = it->second.conn;
-    auto keys = keys_for(opts_.scripts.prefix, it->second.probe_tag);
-    auto name = a.to_string();
-    conn->command({"INFO", "replication"}, [conn, keys, name, n, wait_ms, finish](reply r) {
-      if (r.is_error()) {
-        finish("master " + name + ": INFO replication failed: " + r.str);
-        return;
-      }
-      auto online = online_replicas(r.str);
-      if (online < n) {
-        finish("master " + name + " has " + std::to_string(online) +
-               " replica(s) connected and in sync; --redis-wait-replicas=" + std::to_string(n) +
-               " needs " + std::to_string(n));
-        return;
-      }
-      conn->command({"EVAL", probe_script, "2", keys.meta, keys.history}, [conn, name, n, wait_ms,
-                                                                           finish](reply w) {
-        if (w.is_error()) {
-          finish("master " + name + ": the readiness probe write failed: " + w.str);
-          return;
-        }
-        conn->command({"WAIT", std::to_string(n), std::to_string(wait_ms)}, [name, n, wait_ms,
-                                                                             finish](reply r2) {
-          if (r2.type == reply::integer && r2.number >= static_cast<long long>(n))
-            finish({});
-          else
-            finish("master " + name +
-                   ": the readiness probe write was confirmed "
-                   "by " +
-                   (r2.type == reply::integer ? std::to_string(r2.number) : std::string{"no"}) +
-                   " of " + std::to_string(n) + " replica(s) within " + std::to_string(wait_ms) +
-                   " ms (WAIT)");
-        });
-      });
-    });
+    check_master_replicas(it->second.conn, keys_for(opts_.scripts.prefix, it->second.probe_tag),
+                          opts_.wait_replicas, opts_.command_timeout / 2, a.to_string(), finish);
   }
+  return true;
 }
 
 void cluster_client::stop() {
@@ -173,7 +112,8 @@ void cluster_client::stop() {
     self->stopped_ = true;
     ++self->refresh_gen_;
     self->refresh_timer_.cancel();
-    self->replica_timer_.cancel();
+    if (self->replicas_)
+      self->replicas_->stop();
     if (self->topology_)
       self->topology_->stop();
     for (auto& [name, sub] : self->subs_)

@@ -60,6 +60,7 @@
 #include "net/redis/backend.hpp"
 #include "net/redis/cluster_map.hpp"
 #include "net/redis/connection.hpp"
+#include "net/redis/replica_check.hpp"
 #include "net/redis/script_reply.hpp"
 #include "net/redis/subscriber.hpp"
 #include "net/redis/url.hpp"
@@ -158,11 +159,11 @@ private:
   void publish_figures();
   /// Calls on_still_down when not up and the reason changed.
   void report_still_down();
-  /// --redis-wait-replicas: every second while up, on each master: INFO
-  /// replication (N replicas online), then a probe write that must pass
-  /// WAIT N; reports changes through on_replicas.
-  void check_replicas();
-  void replicas_checked(bool ok, const std::string& why);
+  friend class replica_watch;
+  /// --redis-wait-replicas, every second (replicas_): while up, checks each
+  /// master (check_master_replicas); the first that falls short is the
+  /// reason. @returns false when it cannot check now.
+  bool check_replicas(replica_watch::done_fn done);
   /// The shard subscriber of a master, made (and started) on first use.
   subscriber& ensure_sub(const node_address& a);
   /// Subscribes a watched channel on the master of its slot in the map
@@ -197,9 +198,7 @@ private:
   std::uint64_t map_refreshes_ = 0;
   std::uint64_t redirects_ = 0;
   bool up_ = false;
-  asio::steady_timer replica_timer_;
-  int replicas_ok_ = -1; ///< last reported to on_replicas: -1 none yet, 0 no, 1 yes
-  std::string replicas_why_;
+  std::shared_ptr<replica_watch> replicas_; ///< with --redis-wait-replicas only
   bool stopped_ = false;
   std::string last_still_down_;
   std::set<std::string> watched_; // Herald channels watched (watch() minus unwatch())

@@ -309,6 +309,14 @@ void connection::context_gone() {
     asio::post(executor_, [hold = std::move(hold_)] {});
 }
 
+void report_loss(bool was_up, const std::string& reason,
+                 const std::function<void(const std::string&)>& on_down,
+                 const std::function<void(const std::string&)>& on_attempt_failed) {
+  const auto& report = was_up ? on_down : on_attempt_failed;
+  if (report)
+    report(reason);
+}
+
 // No context exists any more. Reports and schedules the next attempt.
 void connection::handle_loss(const std::string& reason) {
   if (state_ == state::stopped)
@@ -324,13 +332,7 @@ void connection::handle_loss(const std::string& reason) {
     ++counters_.connect_failures;
   }
   schedule_reconnect();
-  // Last: on_down and on_attempt_failed may call stop().
-  if (was_up) {
-    if (on_down)
-      on_down(reason);
-  } else if (on_attempt_failed) {
-    on_attempt_failed(reason);
-  }
+  report_loss(was_up, reason, on_down, on_attempt_failed); // last: may call stop()
 }
 
 void connection::schedule_reconnect() {

@@ -115,6 +115,16 @@ struct connection_counters {
   std::uint64_t script_fallbacks = 0;   ///< EVALSHA answered NOSCRIPT, resent as EVAL
 };
 
+/// Reports the end of a connection attempt or of a connection to the
+/// callback that names it, as connection and subscriber do: `on_down(reason)`
+/// when the connection had come up (`was_up`), else
+/// `on_attempt_failed(reason)`; an unset callback is skipped. `reason` is the
+/// one-line text the callback gets. Call it last: either callback may call
+/// stop() on its client. Never throws (beyond what the callback throws).
+void report_loss(bool was_up, const std::string& reason,
+                 const std::function<void(const std::string&)>& on_down,
+                 const std::function<void(const std::string&)>& on_attempt_failed);
+
 /// Handle of a script registered with connection::add_script().
 struct script_id {
   std::size_t index = 0;

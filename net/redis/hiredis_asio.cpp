@@ -24,56 +24,55 @@ public:
     // pending handlers may outlive that.
     self_ = shared_from_this();
     ac_->ev.data = this;
-    ac_->ev.addRead = [](void* p) { static_cast<asio_adapter*>(p)->add_read(); };
-    ac_->ev.delRead = [](void* p) { static_cast<asio_adapter*>(p)->want_read_ = false; };
-    ac_->ev.addWrite = [](void* p) { static_cast<asio_adapter*>(p)->add_write(); };
-    ac_->ev.delWrite = [](void* p) { static_cast<asio_adapter*>(p)->want_write_ = false; };
+    ac_->ev.addRead = [](void* p) {
+      auto* a = static_cast<asio_adapter*>(p);
+      a->add(a->read_, asio::posix::stream_descriptor::wait_read, redisAsyncHandleRead);
+    };
+    ac_->ev.delRead = [](void* p) { static_cast<asio_adapter*>(p)->read_.wanted = false; };
+    ac_->ev.addWrite = [](void* p) {
+      auto* a = static_cast<asio_adapter*>(p);
+      a->add(a->write_, asio::posix::stream_descriptor::wait_write, redisAsyncHandleWrite);
+    };
+    ac_->ev.delWrite = [](void* p) { static_cast<asio_adapter*>(p)->write_.wanted = false; };
     ac_->ev.cleanup = [](void* p) { static_cast<asio_adapter*>(p)->cleanup(); };
     return true;
   }
 
 private:
+  // What hiredis asked for one kind of readiness (read or write), and
+  // whether our wait for it is pending.
+  struct direction {
+    bool wanted = false;
+    bool pending = false;
+  };
+
   // hiredis calls addRead/addWrite repeatedly; at most one wait of each kind
   // is pending. Asio re-arms the (edge-triggered) epoll registration for
   // every wait, so a socket that is already readable completes at once.
-  void add_read() {
-    want_read_ = true;
-    if (read_pending_ || ac_ == nullptr)
+  // `handle` is redisAsyncHandleRead (runs reply callbacks) or
+  // redisAsyncHandleWrite (completes a connect, onConnect, or flushes the
+  // output buffer); either may free the context (cleanup). While hiredis
+  // still wants it (more to read, a partial write), wait again.
+  void add(direction& d, asio::posix::stream_descriptor::wait_type type,
+           void (*handle)(redisAsyncContext*)) {
+    d.wanted = true;
+    if (d.pending || ac_ == nullptr)
       return;
-    read_pending_ = true;
-    descriptor_.async_wait(asio::posix::stream_descriptor::wait_read,
-                           [self = shared_from_this()](boost::system::error_code ec) {
-                             self->read_pending_ = false;
-                             if (ec || self->ac_ == nullptr || !self->want_read_)
-                               return;
-                             // Runs reply callbacks; may free the context (cleanup).
-                             redisAsyncHandleRead(self->ac_);
-                             if (self->ac_ != nullptr && self->want_read_)
-                               self->add_read();
-                           });
-  }
-
-  void add_write() {
-    want_write_ = true;
-    if (write_pending_ || ac_ == nullptr)
-      return;
-    write_pending_ = true;
-    descriptor_.async_wait(asio::posix::stream_descriptor::wait_write,
-                           [self = shared_from_this()](boost::system::error_code ec) {
-                             self->write_pending_ = false;
-                             if (ec || self->ac_ == nullptr || !self->want_write_)
-                               return;
-                             // Completes a connect (onConnect) or flushes the output
-                             // buffer; may free the context.
-                             redisAsyncHandleWrite(self->ac_);
-                             if (self->ac_ != nullptr && self->want_write_)
-                               self->add_write(); // partial write: wait again
-                           });
+    d.pending = true;
+    descriptor_.async_wait(
+      type, [self = shared_from_this(), &d, type, handle](boost::system::error_code ec) {
+        d.pending = false; // d is a member of *self, which the handler keeps alive
+        if (ec || self->ac_ == nullptr || !d.wanted)
+          return;
+        handle(self->ac_);
+        if (self->ac_ != nullptr && d.wanted)
+          self->add(d, type, handle);
+      });
   }
 
   // hiredis calls this right before it closes the fd and frees the context.
   void cleanup() {
-    want_read_ = want_write_ = false;
+    read_.wanted = write_.wanted = false;
     if (ac_ != nullptr)
       ac_->ev.data = nullptr;
     ac_ = nullptr;
@@ -86,10 +85,8 @@ private:
   asio::posix::stream_descriptor descriptor_;
   redisAsyncContext* ac_;
   std::shared_ptr<asio_adapter> self_;
-  bool want_read_ = false;
-  bool want_write_ = false;
-  bool read_pending_ = false;
-  bool write_pending_ = false;
+  direction read_;
+  direction write_;
 };
 
 } // namespace

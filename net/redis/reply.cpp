@@ -58,15 +58,11 @@ reply copy_reply(const redisReply& r) {
   reply out;
   switch (r.type) {
   case REDIS_REPLY_STRING:
-    out.type = reply::string;
-    out.str.assign(r.str, r.len);
-    break;
   case REDIS_REPLY_STATUS:
-    out.type = reply::status;
-    out.str.assign(r.str, r.len);
-    break;
-  case REDIS_REPLY_ERROR:
-    out.type = reply::error;
+  case REDIS_REPLY_ERROR: // the three kinds of text
+    out.type = r.type == REDIS_REPLY_STRING   ? reply::string
+               : r.type == REDIS_REPLY_STATUS ? reply::status
+                                              : reply::error;
     out.str.assign(r.str, r.len);
     break;
   case REDIS_REPLY_INTEGER:

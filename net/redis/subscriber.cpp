@@ -73,20 +73,25 @@ void subscriber::stop() {
   if (stopped_)
     return;
   stopped_ = true;
+  close_connection();
+  retry_timer_.cancel();
+  channels_.disconnected();
+  up_ = false;
+  ready_ = false;
+}
+
+void subscriber::close_connection() {
   ++gen_;
   ++ping_gen_;
   boost::system::error_code ignored;
   resolver_.cancel();
   socket_.close(ignored);
-  socket_open_ = false;
-  retry_timer_.cancel();
   connect_timer_.cancel();
   ping_timer_.cancel();
+  socket_open_ = false;
+  ping_outstanding_ = false;
   pending_.clear();
   outbuf_.clear();
-  channels_.disconnected();
-  up_ = false;
-  ready_ = false;
 }
 
 void subscriber::connect() {
@@ -216,17 +221,7 @@ void subscriber::read() {
 void subscriber::drop(const std::string& reason) {
   if (stopped_)
     return;
-  ++gen_;
-  ++ping_gen_;
-  boost::system::error_code ignored;
-  resolver_.cancel();
-  socket_.close(ignored);
-  connect_timer_.cancel();
-  ping_timer_.cancel();
-  socket_open_ = false;
-  ping_outstanding_ = false;
-  pending_.clear();
-  outbuf_.clear();
+  close_connection();
   bool was_up = up_;
   std::string why = reason;
   // Lost while resubscribing: name the command that never completed
@@ -243,13 +238,7 @@ void subscriber::drop(const std::string& reason) {
   if (!was_up)
     ++counters_.connect_failures;
   schedule_reconnect();
-  // Last: the callbacks may call stop().
-  if (was_up) {
-    if (on_down)
-      on_down(why);
-  } else if (on_attempt_failed) {
-    on_attempt_failed(why);
-  }
+  report_loss(was_up, why, on_down, on_attempt_failed); // last: may call stop()
 }
 
 void subscriber::schedule_reconnect() {

@@ -226,6 +226,10 @@ private:
   void on_error_reply(const std::string& text);
   void on_pong();
   void drop(const std::string& reason);
+  /// Closes the socket and cancels its waits (resolve, connect timeout,
+  /// heartbeat): handlers of this connection that still run see a newer
+  /// generation and do nothing. Forgets what was pending on it.
+  void close_connection();
   void schedule_reconnect();
   void send(const std::vector<std::string>& args, pending p);
   void write_more();

@@ -1,5 +1,7 @@
 #include "net/redis/url.hpp"
 
+#include "net/wire/ascii.hpp"
+
 #include <cctype>
 #include <limits>
 
@@ -15,19 +17,6 @@ bool fail(std::string& error, std::string_view why) {
   return false;
 }
 
-char lower(char c) {
-  return static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-}
-
-bool iequals(std::string_view a, std::string_view b) {
-  if (a.size() != b.size())
-    return false;
-  for (std::size_t i = 0; i < a.size(); ++i)
-    if (lower(a[i]) != lower(b[i]))
-      return false;
-  return true;
-}
-
 bool is_digit(char c) {
   return c >= '0' && c <= '9';
 }
@@ -35,7 +24,7 @@ bool is_digit(char c) {
 int hex_value(char c) {
   if (is_digit(c))
     return c - '0';
-  c = lower(c);
+  c = ascii_lower(c);
   if (c >= 'a' && c <= 'f')
     return c - 'a' + 10;
   return -1;

@@ -24,19 +24,8 @@
 #include <vector>
 
 using namespace std::chrono_literals;
-using herald::net::redis::backend;
-using herald::net::redis::cluster_client;
-using herald::net::redis::envelope;
-using herald::net::redis::key_slot;
-using herald::net::redis::keys_for;
-using herald::net::redis::parse_envelope;
-using herald::test::error_count;
-using herald::test::io_fixture;
-using herald::test::link_events;
-using herald::test::numsub;
-using herald::test::redis_server;
-using herald::test::shardnumsub;
-using herald::test::test_cluster;
+using namespace herald::net::redis;
+using namespace herald::test;
 
 namespace {
 

@@ -7,14 +7,8 @@
 
 #include <catch2/catch.hpp>
 
-using herald::net::redis::node_address;
-using herald::net::redis::parse_redirect;
-using herald::net::redis::redirect;
-using herald::net::redis::reply;
-using herald::net::redis::slot_map;
-using herald::test::array;
-using herald::test::integer;
-using herald::test::string;
+using namespace herald::net::redis;
+using namespace herald::test;
 
 namespace {
 

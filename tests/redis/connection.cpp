@@ -22,15 +22,8 @@
 #include <vector>
 
 using namespace std::chrono_literals;
-using herald::net::redis::connection;
-using herald::net::redis::connection_options;
-using herald::net::redis::reply;
-using herald::test::io_fixture;
-using herald::test::link_events;
-using herald::test::redis_server;
-using herald::test::started_connection;
-using herald::test::stop_on_exit;
-using herald::test::test_options;
+using namespace herald::net::redis;
+using namespace herald::test;
 
 namespace {
 
@@ -38,6 +31,72 @@ namespace {
 struct password_connection : started_connection {
   password_connection()
     : started_connection({"--requirepass", "s3cret"}) {}
+};
+
+// A connection where no redis-server of ours listens (yet): a closed port,
+// a listener that never accepts. Its events go to rec; the destructor stops
+// it, also when a REQUIRE throws. Made by create(), started by the test.
+struct serverless_connection {
+  io_fixture f;
+  link_events rec;
+  std::shared_ptr<connection> conn;
+
+  serverless_connection() = default;
+  serverless_connection(const serverless_connection&) = delete;
+  serverless_connection& operator=(const serverless_connection&) = delete;
+  ~serverless_connection() {
+    if (conn)
+      conn->stop();
+  }
+  /// Makes the connection with `opts` and attaches rec.
+  void create(const connection_options& opts) {
+    conn = connection::create(f.ex, opts);
+    rec.attach(*conn);
+  }
+};
+
+// started_connection whose only timeout is the command timeout, with the
+// replies a test collects and a BLPOP that Redis never answers.
+struct command_timeout_connection : started_connection {
+  std::vector<reply> got; ///< replies in arrival order
+  /// From the time given to blpop_forever() to the BLPOP's reply.
+  std::chrono::steady_clock::duration blpop_after{};
+
+  /// Stops the connection while `got` still exists (its pending callbacks
+  /// run with reply::disconnected()); the base's stop() is then a no-op.
+  ~command_timeout_connection() {
+    if (conn)
+      conn->stop();
+  }
+
+  /// Creates and starts the connection with `timeout` as its command
+  /// timeout and no heartbeat (so only the command timeout may fire).
+  void start_with(std::chrono::milliseconds timeout) {
+    auto opts = test_options(srv.url());
+    opts.command_timeout = timeout;
+    opts.heartbeat_interval = 0ms;
+    create(opts);
+    start();
+  }
+  /// Sends `args`; the reply goes to `got`.
+  void send(std::vector<std::string> args) {
+    conn->command(std::move(args), [this](reply r) { got.push_back(std::move(r)); });
+  }
+  /// Sends BLPOP without a timeout, which Redis never answers: its reply
+  /// (the connection's loss) goes to `got`, the time from `since` to it to
+  /// blpop_after.
+  void blpop_forever(std::chrono::steady_clock::time_point since) {
+    conn->command({"BLPOP", "never", "0"}, [this, since](reply r) {
+      blpop_after = std::chrono::steady_clock::now() - since;
+      got.push_back(std::move(r));
+    });
+  }
+  /// The connection was dropped once, for a late reply.
+  void check_dropped_for_late_reply() {
+    CHECK(conn->counters().command_timeouts == 1);
+    REQUIRE(rec.downs == 1);
+    CHECK_THAT(rec.down_reasons[0], Catch::Contains("command timeout"));
+  }
 };
 
 } // namespace
@@ -222,48 +281,32 @@ TEST_CASE_METHOD(started_connection,
   }
 }
 
-TEST_CASE_METHOD(started_connection, "connection: a command without reply times out and reconnects",
+TEST_CASE_METHOD(command_timeout_connection,
+                 "connection: a command without reply times out and reconnects",
                  "[redis][connection][timeout]") {
-  auto opts = test_options(srv.url());
-  opts.command_timeout = 300ms;
-  opts.heartbeat_interval = 0ms; // only the command timeout may fire
-  create(opts);
-  start();
-
-  std::vector<reply> got;
-  auto start = std::chrono::steady_clock::now();
-  std::chrono::steady_clock::duration first_after{};
-  // BLPOP with no timeout never answers; the GET behind it waits too.
-  conn->command({"BLPOP", "never", "0"}, [&](reply r) {
-    first_after = std::chrono::steady_clock::now() - start;
-    got.push_back(std::move(r));
-  });
-  conn->command({"GET", "x"}, [&](reply r) { got.push_back(std::move(r)); });
+  start_with(300ms);
+  blpop_forever(std::chrono::steady_clock::now());
+  send({"GET", "x"}); // waits behind the BLPOP
   REQUIRE(f.run_until([&] { return got.size() == 2; }, 3s));
   CHECK(got[0].is_disconnected());
   CHECK(got[1].is_disconnected());
-  CHECK(first_after >= 300ms);
-  CHECK(first_after < 1500ms);
-  CHECK(conn->counters().command_timeouts == 1);
-  REQUIRE(rec.downs == 1);
-  CHECK_THAT(rec.down_reasons[0], Catch::Contains("command timeout"));
+  CHECK(blpop_after >= 300ms);
+  CHECK(blpop_after < 1500ms);
+  check_dropped_for_late_reply();
 
   REQUIRE(f.run_until([&] { return rec.ups == 2; }, 3s));
   got.clear();
-  conn->command({"PING"}, [&](reply r) { got.push_back(std::move(r)); });
+  send({"PING"});
   REQUIRE(f.run_until([&] { return got.size() == 1; }, 3s));
   CHECK(got[0].str == "PONG");
   CHECK(conn->counters().reconnects == 1);
 }
 
-TEST_CASE("connection: a closed port is retried with backoff, then connects",
-          "[redis][connection][backoff]") {
-  io_fixture f;
+TEST_CASE_METHOD(serverless_connection,
+                 "connection: a closed port is retried with backoff, then connects",
+                 "[redis][connection][backoff]") {
   auto port = redis_server::free_port();
-  auto conn = connection::create(f.ex, test_options("redis://127.0.0.1:" + std::to_string(port)));
-  stop_on_exit guard{conn};
-  link_events rec;
-  rec.attach(*conn);
+  create(test_options("redis://127.0.0.1:" + std::to_string(port)));
   conn->start();
   f.run_for(1000ms);
   CHECK_FALSE(rec.up);
@@ -291,8 +334,9 @@ TEST_CASE("connection: a closed port is retried with backoff, then connects",
   CHECK(conn->counters().connects == 1);
 }
 
-TEST_CASE("connection: a TCP connect that hangs is cut by the connect timeout",
-          "[redis][connection][timeout]") {
+TEST_CASE_METHOD(serverless_connection,
+                 "connection: a TCP connect that hangs is cut by the connect timeout",
+                 "[redis][connection][timeout]") {
   // A listener that never accepts, with its backlog full: the kernel drops
   // further SYNs, so connect() neither succeeds nor fails.
   int listener = ::socket(AF_INET, SOCK_STREAM, 0);
@@ -312,20 +356,15 @@ TEST_CASE("connection: a TCP connect that hangs is cut by the connect timeout",
   }
   std::this_thread::sleep_for(100ms);
 
-  {
-    io_fixture f;
-    auto opts = test_options("redis://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
-    opts.connect_timeout = 200ms;
-    auto conn = connection::create(f.ex, opts);
-    stop_on_exit guard{conn};
-    link_events rec;
-    rec.attach(*conn);
-    conn->start();
-    f.run_for(900ms);
-    CHECK_FALSE(rec.up);
-    CHECK(conn->counters().connect_failures >= 2);
-    CHECK_THAT(conn->last_error(), Catch::Contains("connect timeout after 200 ms (TCP connect)"));
-  }
+  auto opts = test_options("redis://127.0.0.1:" + std::to_string(ntohs(addr.sin_port)));
+  opts.connect_timeout = 200ms;
+  create(opts);
+  conn->start();
+  f.run_for(900ms);
+  CHECK_FALSE(rec.up);
+  CHECK(conn->counters().connect_failures >= 2);
+  CHECK_THAT(conn->last_error(), Catch::Contains("connect timeout after 200 ms (TCP connect)"));
+  conn->stop(); // before the listener goes
   for (int fd : fillers)
     ::close(fd);
   ::close(listener);
@@ -389,18 +428,14 @@ TEST_CASE_METHOD(password_connection,
   }
 }
 
-TEST_CASE("connection: a server that closes each connection right after the handshake is retried "
-          "with growing backoff",
-          "[redis][connection][backoff]") {
+TEST_CASE_METHOD(started_connection,
+                 "connection: a server that closes each connection right after the handshake is "
+                 "retried with growing backoff",
+                 "[redis][connection][backoff]") {
   // Was: the backoff was reset by every handshake, so a connection closed
   // at once after it (here by a client-side drop in on_up, as an ACL
   // refusing the first command does) reconnected every 10-20 ms.
-  io_fixture f;
-  redis_server srv;
-  auto conn = connection::create(f.ex, test_options(srv.url())); // 20 ms doubling to 300 ms
-  stop_on_exit guard{conn};
-  link_events rec;
-  rec.attach(*conn);
+  create(); // 20 ms doubling to 300 ms
   conn->on_up = [&] {
     ++rec.ups;
     conn->drop("closed right after the handshake");
@@ -415,18 +450,14 @@ TEST_CASE("connection: a server that closes each connection right after the hand
   CHECK(conn->counters().connects == static_cast<std::uint64_t>(rec.ups));
 }
 
-TEST_CASE("connection: the backoff starts again from the minimum after a connection that lasted",
-          "[redis][connection][backoff]") {
-  io_fixture f;
-  redis_server srv;
+TEST_CASE_METHOD(started_connection,
+                 "connection: the backoff starts again from the minimum after a connection that "
+                 "lasted",
+                 "[redis][connection][backoff]") {
   auto opts = test_options(srv.url());
   opts.max_backoff = 100ms;
-  auto conn = connection::create(f.ex, opts);
-  stop_on_exit guard{conn};
-  link_events rec;
-  rec.attach(*conn);
-  conn->start();
-  REQUIRE(f.run_until([&] { return rec.up; }, 3s));
+  create(opts);
+  start(); // REQUIREs on_up within 3 s
   for (int i = 0; i < 3; ++i) {
     f.run_for(150ms); // longer than max_backoff: a healthy connection
     auto before = std::chrono::steady_clock::now();
@@ -550,32 +581,20 @@ TEST_CASE_METHOD(started_connection, "connection: commands behind blocking WAITs
 
 // The same accounting still drops a connection whose command gets no reply:
 // from when the WAIT before it answered, not from its sending.
-TEST_CASE_METHOD(started_connection,
+TEST_CASE_METHOD(command_timeout_connection,
                  "connection: a command without reply times out from when Redis could start it",
                  "[redis][connection][timeout]") {
-  auto opts = test_options(srv.url());
-  opts.command_timeout = 500ms;
-  opts.heartbeat_interval = 0ms; // only the command timeout may fire
-  create(opts);
-  start();
-
-  std::vector<reply> got;
-  std::chrono::steady_clock::duration blpop_after{};
+  start_with(500ms);
   auto sent = std::chrono::steady_clock::now();
-  conn->command({"WAIT", "1", "300"}, [&](reply r) { got.push_back(std::move(r)); });
-  conn->command({"BLPOP", "never", "0"}, [&](reply r) {
-    blpop_after = std::chrono::steady_clock::now() - sent;
-    got.push_back(std::move(r));
-  });
+  send({"WAIT", "1", "300"});
+  blpop_forever(sent);
   REQUIRE(f.run_until([&] { return got.size() == 2; }, 4s));
   CHECK(got[0].type == reply::integer);
   REQUIRE(got[1].is_disconnected());
   CHECK_FALSE(got[1].never_sent); // written: Redis was running it
   CHECK(blpop_after >= 800ms);    // 300 ms of WAIT, then 500 ms of its own
   CHECK(blpop_after < 2000ms);
-  CHECK(conn->counters().command_timeouts == 1);
-  REQUIRE(rec.downs == 1);
-  CHECK_THAT(rec.down_reasons[0], Catch::Contains("command timeout"));
+  check_dropped_for_late_reply();
 }
 
 // Whether Redis may have run a command whose reply never came: only a

@@ -1,6 +1,6 @@
 #include "net/redis/reply.hpp"
 
-#include "net/redis/client.hpp"
+#include "net/redis/replica_check.hpp"
 
 #include <catch2/catch.hpp>
 

@@ -11,16 +11,13 @@
 
 #include <chrono>
 #include <optional>
+#include <string>
+#include <utility>
+#include <vector>
 
 using namespace std::chrono_literals;
-using herald::net::redis::wait_for_replicas;
-using herald::test::started_connection;
-
-using herald::net::redis::reply;
-using herald::net::redis::to_publish_result;
-using herald::test::array;
-using herald::test::integer;
-using herald::test::string;
+using namespace herald::net::redis;
+using namespace herald::test;
 
 using outcome = herald::net::redis::backend::outcome;
 
@@ -60,29 +57,32 @@ TEST_CASE("to_publish_result: stored, refused, unreplicated, disconnected",
 // Issue 19: "not stored" only where Redis refused before running the script.
 TEST_CASE("to_publish_result: errors before the script ran are not stored, others unknown",
           "[redis][script_reply]") {
-  for (const char* text :
-       {"NOSCRIPT No matching script. Please use EVAL.", "MOVED 3999 127.0.0.1:6381",
-        "ASK 3999 127.0.0.1:6381", "TRYAGAIN Multiple keys request during rehashing of slot",
-        "CLUSTERDOWN The cluster is down", "READONLY You can't write against a read only replica.",
-        "LOADING Redis is loading the dataset in memory",
-        "MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
-        "BUSY Redis is busy running a script.", "NOAUTH Authentication required.",
-        "CROSSSLOT Keys in request don't hash to the same slot"}) {
+  const std::vector<std::pair<std::string, outcome>> errors = {
+    {"NOSCRIPT No matching script. Please use EVAL.", outcome::not_stored},
+    {"MOVED 3999 127.0.0.1:6381", outcome::not_stored},
+    {"ASK 3999 127.0.0.1:6381", outcome::not_stored},
+    {"TRYAGAIN Multiple keys request during rehashing of slot", outcome::not_stored},
+    {"CLUSTERDOWN The cluster is down", outcome::not_stored},
+    {"READONLY You can't write against a read only replica.", outcome::not_stored},
+    {"LOADING Redis is loading the dataset in memory", outcome::not_stored},
+    {"MASTERDOWN Link with MASTER is down and replica-serve-stale-data is set to 'no'.",
+     outcome::not_stored},
+    {"BUSY Redis is busy running a script.", outcome::not_stored},
+    {"NOAUTH Authentication required.", outcome::not_stored},
+    {"CROSSSLOT Keys in request don't hash to the same slot", outcome::not_stored},
+    // A script error may come after some of its writes (a refused PUBLISH
+    // comes after the XADD); OOM may follow the DEL of a new channel.
+    {"ERR Error running script (call to f_1): @user_script:40: Wrong number of args",
+     outcome::unknown},
+    {"NOPERM this user has no permissions to access the 'x' channel", outcome::unknown},
+    {"OOM command not allowed when used memory > 'maxmemory'.", outcome::unknown},
+    {"MOVEDX not a code", outcome::unknown},
+    {"WRONGTYPE Operation against a key holding the wrong kind of value", outcome::unknown},
+  };
+  for (const auto& [text, what] : errors) {
     INFO(text);
     auto r = to_publish_result(reply::make_error(text));
-    CHECK(r.what == outcome::not_stored);
-    CHECK(r.refused);
-  }
-  // A script error may come after some of its writes (a refused PUBLISH
-  // comes after the XADD); OOM may follow the DEL of a new channel.
-  for (const char* text :
-       {"ERR Error running script (call to f_1): @user_script:40: Wrong number of args",
-        "NOPERM this user has no permissions to access the 'x' channel",
-        "OOM command not allowed when used memory > 'maxmemory'.", "MOVEDX not a code",
-        "WRONGTYPE Operation against a key holding the wrong kind of value"}) {
-    INFO(text);
-    auto r = to_publish_result(reply::make_error(text));
-    CHECK(r.what == outcome::unknown);
+    CHECK(r.what == what);
     CHECK(r.refused);
   }
   CHECK(to_publish_result(integer(3)).what == outcome::unknown); // an unexpected reply

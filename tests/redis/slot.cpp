@@ -19,14 +19,8 @@
 #include <vector>
 
 using namespace std::chrono_literals;
-using herald::net::redis::channel_keys;
-using herald::net::redis::crc16;
-using herald::net::redis::hash_tag;
-using herald::net::redis::idempotency_key_for;
-using herald::net::redis::key_slot;
-using herald::net::redis::keys_for;
-using herald::net::redis::reply;
-using herald::test::redis_server;
+using namespace herald::net::redis;
+using namespace herald::test;
 
 namespace {
 

@@ -25,22 +25,8 @@
 #include <vector>
 
 using namespace std::chrono_literals;
-using herald::net::redis::connection;
-using herald::net::redis::key_slot;
-using herald::net::redis::pubsub_mode;
-using herald::net::redis::reply;
-using herald::net::redis::subscriber;
-using herald::test::command_calls;
-using herald::test::io_fixture;
-using herald::test::link_events;
-using herald::test::numsub;
-using herald::test::pubsub_events;
-using herald::test::redis_server;
-using herald::test::shardnumsub;
-using herald::test::started_subscriber;
-using herald::test::stop_on_exit;
-using herald::test::test_cluster;
-using herald::test::test_options;
+using namespace herald::net::redis;
+using namespace herald::test;
 
 namespace {
 
@@ -64,6 +50,15 @@ family family_of(pubsub_mode m) {
   return {"classic", "PUBLISH", "SPUBLISH", "subscribe", "unsubscribe", " sub=",
           "CHANNELS", numsub, shardnumsub};
 }
+
+// Runs the rest of a started_subscriber case once per family: sets the
+// fixture's `mode` (GENERATE), names the family in the log (INFO) and
+// declares `fam`, its family. A macro, because GENERATE and INFO belong to
+// the test case's own scope.
+#define FOR_EACH_FAMILY()                                                                          \
+  mode = GENERATE(pubsub_mode::classic, pubsub_mode::sharded);                                     \
+  const auto fam = family_of(mode);                                                                \
+  INFO(fam.name)
 
 // started_subscriber against a server that wants the password "pw".
 struct password_subscriber : started_subscriber {
@@ -115,9 +110,7 @@ TEST_CASE_METHOD(started_subscriber,
                  "subscriber: changes are batched per executor turn, in one write, sharded: one "
                  "SSUBSCRIBE per slot",
                  "[redis][subscriber]") {
-  mode = GENERATE(pubsub_mode::classic, pubsub_mode::sharded);
-  auto fam = family_of(mode);
-  INFO(fam.name);
+  FOR_EACH_FAMILY();
   const bool sharded = mode == pubsub_mode::sharded;
   auto opts = test_options(srv.url());
   opts.client_name = "batch-sub";
@@ -176,9 +169,7 @@ TEST_CASE_METHOD(started_subscriber,
                  "[redis][subscriber]") {
   // At most one transition per channel is in flight: the SUBSCRIBE that
   // follows an unconfirmed UNSUBSCRIBE waits for its confirmation.
-  mode = GENERATE(pubsub_mode::classic, pubsub_mode::sharded);
-  auto fam = family_of(mode);
-  INFO(fam.name);
+  FOR_EACH_FAMILY();
   start();
 
   auto toggle = [&](int times) {
@@ -229,9 +220,7 @@ TEST_CASE_METHOD(password_subscriber,
                  "subscriber: channels wanted before start are subscribed on connect (AUTH), a "
                  "wrong password says why",
                  "[redis][subscriber]") {
-  mode = GENERATE(pubsub_mode::classic, pubsub_mode::sharded);
-  auto fam = family_of(mode);
-  INFO(fam.name);
+  FOR_EACH_FAMILY();
   create(test_options(url()));
   sub->subscribe({"x", "y", "z"});
   start();
@@ -259,9 +248,7 @@ TEST_CASE_METHOD(password_subscriber,
 TEST_CASE_METHOD(started_subscriber,
                  "subscriber: PING keeps a healthy connection up, with and without channels",
                  "[redis][subscriber]") {
-  mode = GENERATE(pubsub_mode::classic, pubsub_mode::sharded);
-  auto fam = family_of(mode);
-  INFO(fam.name);
+  FOR_EACH_FAMILY();
   auto opts = test_options(srv.url());
   opts.heartbeat_interval = 50ms;
   opts.heartbeat_timeout = 300ms;
@@ -291,9 +278,7 @@ TEST_CASE_METHOD(started_subscriber,
                  "restart: Redis killed, back 2 s later, the connection and the subscriber "
                  "recover, resubscribed",
                  "[redis][subscriber][connection][restart]") {
-  mode = GENERATE(pubsub_mode::classic, pubsub_mode::sharded);
-  auto fam = family_of(mode);
-  INFO(fam.name);
+  FOR_EACH_FAMILY();
   auto conn = connection::create(f.ex, test_options(srv.url()));
   stop_on_exit guard{conn};
   link_events crec;
@@ -358,9 +343,7 @@ TEST_CASE_METHOD(started_subscriber,
 TEST_CASE_METHOD(started_subscriber,
                  "freeze: Redis stopped for 3 s, both heartbeats drop, then recover",
                  "[redis][subscriber][connection][freeze]") {
-  mode = GENERATE(pubsub_mode::classic, pubsub_mode::sharded);
-  auto fam = family_of(mode);
-  INFO(fam.name);
+  FOR_EACH_FAMILY();
   auto opts = test_options(srv.url()); // heartbeat 200 ms, timeout 500 ms
   auto conn = connection::create(f.ex, opts);
   stop_on_exit guard{conn};
@@ -405,9 +388,7 @@ TEST_CASE_METHOD(started_subscriber,
 
 TEST_CASE_METHOD(started_subscriber, "subscriber: stop() ends it without events",
                  "[redis][subscriber]") {
-  mode = GENERATE(pubsub_mode::classic, pubsub_mode::sharded);
-  auto fam = family_of(mode);
-  INFO(fam.name);
+  FOR_EACH_FAMILY();
   create();
   sub->subscribe({"q"});
   start();
@@ -451,9 +432,7 @@ TEST_CASE_METHOD(acl_subscriber,
   // Was (classic): a probe channel "__herald_probe:<hex>" outside the prefix
   // was refused (NOPERM) and the subscriber never came up; then the probe
   // channel moved under the prefix. Now there is no probe channel.
-  mode = GENERATE(pubsub_mode::classic, pubsub_mode::sharded);
-  auto fam = family_of(mode);
-  INFO(fam.name);
+  FOR_EACH_FAMILY();
   create(test_options(url())); // PING every 200 ms
   sub->subscribe({"herald:{c}:pub"});
   start();
@@ -469,9 +448,7 @@ TEST_CASE_METHOD(acl_subscriber,
                  "subscriber: a SUBSCRIBE the ACL refuses is reported naming the channel (classic: "
                  "down and retried with backoff, sharded: lost)",
                  "[redis][subscriber][acl][backoff]") {
-  mode = GENERATE(pubsub_mode::classic, pubsub_mode::sharded);
-  auto fam = family_of(mode);
-  INFO(fam.name);
+  FOR_EACH_FAMILY();
   create(test_options(url()));
   start(); // no channel yet: up (the heartbeat needs no channel permission)
   sub->subscribe({"other:{c}:pub"});

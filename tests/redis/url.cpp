@@ -3,6 +3,7 @@
 #include <catch2/catch.hpp>
 
 #include <string>
+#include <vector>
 
 using herald::net::redis::parse_url;
 using herald::net::redis::to_log_string;
@@ -30,27 +31,41 @@ std::string parse_error(const std::string& text) {
   return error;
 }
 
+// A URL and where it points.
+struct address {
+  std::string text;
+  std::string host;
+  unsigned port;
+  int db;
+};
+
+// Parses each URL and checks its host, port and database.
+void check_address(const std::vector<address>& table) {
+  for (const auto& a : table) {
+    auto u = parse_ok(a.text);
+    INFO(a.text);
+    CHECK(u.host == a.host);
+    CHECK(u.port == a.port);
+    CHECK(u.db == a.db);
+  }
+}
+
 } // namespace
 
 TEST_CASE("url: host only gives port 6379 and db 0", "[redis][url]") {
   auto u = parse_ok("redis://localhost");
-  CHECK(u.host == "localhost");
-  CHECK(u.port == 6379);
-  CHECK(u.db == 0);
   CHECK(u.password.empty());
   CHECK(u.username.empty());
-  CHECK(parse_ok("redis://localhost/").db == 0);
-  CHECK(parse_ok("REDIS://redis.internal").host == "redis.internal");
+  check_address({{"redis://localhost", "localhost", 6379, 0},
+                 {"redis://localhost/", "localhost", 6379, 0},
+                 {"REDIS://redis.internal", "redis.internal", 6379, 0}});
 }
 
 TEST_CASE("url: host, port and db", "[redis][url]") {
-  auto u = parse_ok("redis://127.0.0.1:6380/3");
-  CHECK(u.host == "127.0.0.1");
-  CHECK(u.port == 6380);
-  CHECK(u.db == 3);
-  CHECK(parse_ok("redis://h:1").port == 1);
-  CHECK(parse_ok("redis://h:65535/15").port == 65535);
-  CHECK(parse_ok("redis://my_redis-1.svc:7000").host == "my_redis-1.svc");
+  check_address({{"redis://127.0.0.1:6380/3", "127.0.0.1", 6380, 3},
+                 {"redis://h:1", "h", 1, 0},
+                 {"redis://h:65535/15", "h", 65535, 15},
+                 {"redis://my_redis-1.svc:7000", "my_redis-1.svc", 7000, 0}});
 }
 
 TEST_CASE("url: password forms", "[redis][url]") {
@@ -78,11 +93,8 @@ TEST_CASE("url: password forms", "[redis][url]") {
 }
 
 TEST_CASE("url: IPv6 literals", "[redis][url]") {
-  auto u = parse_ok("redis://[::1]:6390/1");
-  CHECK(u.host == "::1");
-  CHECK(u.port == 6390);
-  CHECK(u.db == 1);
-  CHECK(parse_ok("redis://[fe80::1:2]").port == 6379);
+  check_address(
+    {{"redis://[::1]:6390/1", "::1", 6390, 1}, {"redis://[fe80::1:2]", "fe80::1:2", 6379, 0}});
 }
 
 TEST_CASE("url: rejected inputs", "[redis][url]") {
