@@ -13,7 +13,9 @@
 // the new epoch's publications, marked not recovered. Every scenario runs on
 // both builds of the SDK: JSON (`centrifuge`) and Protobuf
 // (`centrifuge/build/protobuf`, whose publication data is the JSON text as
-// bytes). See docs/centrifugo.md and docs/cluster.md.
+// bytes). Delta compression behind HAProxy: every instance makes the deltas
+// from its copy of the history, and the SDK decodes them. See
+// docs/centrifugo.md and docs/cluster.md.
 
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
@@ -57,7 +59,7 @@ function sdkSubscribed(Sdk, lb, channel, subOpts = {}) {
   sub.on("subscribed", (ctx) => subscribed.push(ctx));
   sub.subscribe();
   c.connect();
-  return { c, pubs, subscribed };
+  return { c, sub, pubs, subscribed };
 }
 
 async function apiHistory(h, channel, limit) {
@@ -165,6 +167,37 @@ for (const [enc, Sdk] of ENCODINGS) {
         await waitUntil(() => pubs.length >= 3, { what: "3 publications", timeoutMs: 8000 });
         await sleep(200);
         assert.deepEqual(pubs.map((p) => [p.offset, p.data.n]), [[4, 4], [5, 5], [6, 6]]);
+      } finally {
+        c.disconnect();
+      }
+    });
+
+    test("delta: 'fossil' behind HAProxy: publications made on the other instance arrive as deltas and decode as published", async () => {
+      const ch = `stream:cf-cluster-delta-${enc}`;
+      const live = [];
+      for (const h of hs) if (await getJson(h.url, "/healthz").then(() => true, () => false)) live.push(h);
+      const { c, sub, pubs, subscribed } = sdkSubscribed(Sdk, lb, ch, { delta: "fossil" });
+      // A ~1.5 KiB state; each publication changes one field.
+      const state = (n) => ({ n, rows: [...Array(24).keys()].map((k) => ({ k, v: k === n % 24 ? n : 0, memo: "payment stream" })) });
+      try {
+        await waitUntil(() => subscribed.length === 1, { what: "subscribed", timeoutMs: 8000 });
+        const sent = [];
+        for (let n = 1; n <= 20; n++) {
+          sent.push(state(n));
+          // Alternately through both instances: the SDK's instance gets them from Redis or itself.
+          const res = await fetch(`${live[n % live.length].url}/api/publish`, {
+            method: "POST",
+            headers: { "content-type": "application/json" },
+            body: JSON.stringify({ channel: ch, data: state(n), tags: { event: "state" } }),
+          });
+          assert.equal(res.status, 200, await res.text());
+        }
+        await waitUntil(() => pubs.length >= 20, { what: "20 publications", timeoutMs: 8000 });
+        await sleep(100);
+        assert.deepEqual(pubs.map((p) => p.data), sent);
+        const stats = sub.deltaStats();
+        assert.equal(stats.numFullPayloads, 1, JSON.stringify(stats));
+        assert.equal(stats.numDeltaPayloads, 19);
       } finally {
         c.disconnect();
       }
