@@ -54,17 +54,20 @@ std::string extension_offers(const bhttp::request<bhttp::string_body>& req) {
   return all;
 }
 
-// The publication's frame `body` compressed, made by the first compressing
-// subscriber that writes it and kept in the publication for the others.
-const deflated_frame& deflated(const publication& p, const frame& body, opcode op) {
+// The publication's frame `body` compressed (its header, its payload),
+// made by the first compressing subscriber that writes it and kept in the
+// publication for the others. Copied out under the lock: another shard may
+// add an entry (and move the vector) as soon as it is released.
+std::pair<std::string, frame> deflated(const publication& p, const frame& body, opcode op) {
   std::lock_guard lock{p.deflated_mutex};
   for (const auto& d : p.deflated)
     if (d.of == body.get())
-      return d;
+      return {d.header, d.body};
   auto compressed = deflate_message(*body);
   auto header = header_for(op, compressed.size(), true);
-  return p.deflated.emplace_back(deflated_frame{body.get(), make_frame(std::move(compressed)),
-                                                std::move(header)});
+  const auto& d = p.deflated.emplace_back(
+    deflated_frame{body.get(), make_frame(std::move(compressed)), std::move(header)});
+  return {d.header, d.body};
 }
 
 } // namespace
@@ -139,8 +142,8 @@ void ws_session::write_publication(const publication& p, std::string prefix, con
   }
   if (closing_ || closed_)
     return;
-  const auto& d = deflated(p, body, message_opcode_);
-  push(std::string{d.header}, d.body, accepted_ns);
+  auto [header, compressed] = deflated(p, body, message_opcode_);
+  push(std::move(header), std::move(compressed), accepted_ns);
 }
 
 void ws_session::push_message(std::string, frame message, std::int64_t accepted_ns) {
