@@ -82,6 +82,9 @@ Connections
                          and inflate what comes compressed
   --centrifugo-delta     centrifugo transport: subscribe with delta "fossil" and
                          apply the Fossil deltas (net/wire/fossil_delta.hpp)
+  --resume-on-drop       a connection the server closes resumes with its position
+                         (within 250 ms, as a client's reconnect would; counted as
+                         dropped all the same)
   --channels C           stream channels (fanout 1, spread connections/10, others 10)
   --workers W            worker processes holding the connections (one per 15,000)
   --source-addrs LIST    loopback source addresses, round robin (127.0.0.1)
@@ -245,7 +248,7 @@ std::string parse_options(int argc, char** argv, options& o, bool& help) {
   std::map<std::string, bool*> flags{
     {"find-max", &o.find_max}, {"json", &o.json},         {"quiet", &o.quiet},
     {"worker", &o.worker},     {"ws-deflate", &o.ws_deflate},
-    {"centrifugo-delta", &o.centrifugo_delta}};
+    {"centrifugo-delta", &o.centrifugo_delta}, {"resume-on-drop", &o.resume_on_drop}};
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

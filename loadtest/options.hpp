@@ -48,6 +48,7 @@ struct options {
   bool quiet = false;
   bool ws_deflate = false; ///< WebSocket connections offer permessage-deflate
   bool centrifugo_delta = false; ///< Centrifugo JSON subscribes with delta "fossil"
+  bool resume_on_drop = false;   ///< a connection the server closes resumes
   bool worker = false;     ///< internal: run as a worker process
 };
 

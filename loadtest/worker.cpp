@@ -25,6 +25,7 @@ nlohmann::json worker_config::to_json() const {
           {"transport", transport},
           {"ws_deflate", ws_deflate},
           {"centrifugo_delta", centrifugo_delta},
+          {"resume_on_drop", resume_on_drop},
           {"targets", targets},
           {"sources", sources},
           {"plan",
@@ -48,6 +49,7 @@ worker_config worker_config::from_json(const nlohmann::json& j) {
   c.transport = j.at("transport").get<std::string>();
   c.ws_deflate = j.value("ws_deflate", false);
   c.centrifugo_delta = j.value("centrifugo_delta", false);
+  c.resume_on_drop = j.value("resume_on_drop", false);
   c.targets = j.at("targets").get<std::vector<std::string>>();
   c.sources = j.at("sources").get<std::vector<std::string>>();
   const auto& p = j.at("plan");
@@ -162,10 +164,15 @@ public:
     maybe_ready();
   }
 
-  void on_dropped(subscriber&, const std::string& reason) override {
+  void on_dropped(subscriber& s, const std::string& reason) override {
     --open_;
     ++dropped_;
     ++failures_["dropped: " + reason];
+    if (cfg_.resume_on_drop && !s.spec().slow) {
+      // As a client would: reconnect with its position (the next tick).
+      ++resuming_;
+      retry_.push_back(&s);
+    }
   }
 
 private:
