@@ -271,41 +271,38 @@ std::string encode_refresh(std::uint32_t id, std::string_view client, std::strin
   return dump_compact(reply(id, "refresh", std::move(r)));
 }
 
-std::string encode_publication_object(const publication& p) {
-  // Channel names and event names are validated ([A-Za-z0-9_.:-], StrKey):
-  // no escaping needed; data is compact JSON already.
+namespace {
+// `{"data":<data>,"offset":N,"tags":{"event":".."}[,"delta":true]}` with
+// `data` inserted as is (JSON text). Channel and event names are validated
+// ([A-Za-z0-9_.:-], StrKey): no escaping needed.
+std::string pub_object(std::string_view data, const publication& p, bool delta_flag) {
   std::string out;
-  out.reserve(p.data.size() + p.event.size() + 48);
+  out.reserve(data.size() + p.event.size() + 64);
   out += R"({"data":)";
-  out += p.data;
-  out += R"(,"offset":)";
-  out += std::to_string(p.offset);
-  out += R"(,"tags":{"event":")";
-  out += p.event;
-  out += R"("}})";
-  return out;
-}
-
-std::string encode_delta_object(const publication& p, bool as_delta) {
-  // The data (validated JSON) and the delta (UTF-8 by construction) are
-  // valid UTF-8; `replace` only keeps a bug from throwing on a shard.
-  auto as_string = [](const std::string& s) {
-    return nlohmann::json(s).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-  };
-  const auto& text = as_delta ? p.delta : p.data;
-  std::string out;
-  out.reserve(text.size() + text.size() / 8 + p.event.size() + 64);
-  out += R"({"data":)";
-  out += as_string(text);
+  out += data;
   out += R"(,"offset":)";
   out += std::to_string(p.offset);
   out += R"(,"tags":{"event":")";
   out += p.event;
   out += R"("})";
-  if (as_delta)
+  if (delta_flag)
     out += R"(,"delta":true)";
   out += '}';
   return out;
+}
+} // namespace
+
+std::string encode_publication_object(const publication& p) {
+  return pub_object(p.data, p, false); // data is compact JSON already
+}
+
+std::string encode_delta_object(const publication& p, bool as_delta) {
+  // The data (validated JSON) and the delta (UTF-8 by construction) are
+  // valid UTF-8; `replace` only keeps a bug from throwing on a shard.
+  const auto& text = as_delta ? p.delta : p.data;
+  return pub_object(
+    nlohmann::json(text).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace), p,
+    as_delta);
 }
 
 std::string encode_subscribe(std::uint32_t id, const stream_position& position, bool was_recovering,
@@ -349,33 +346,26 @@ std::string encode_ping(std::uint32_t id) {
 }
 
 namespace {
-void build_push(const publication& p) {
-  std::string out = R"({"push":{"channel":")";
-  out += p.channel;
-  out += R"(","pub":)";
-  out += encode_publication_object(p);
-  out += "}}";
-  char header[ws::max_server_header_bytes];
-  p.centrifugo_header.assign(header, ws::encode_header(ws::opcode::text, out.size(), header));
-  p.centrifugo = make_frame(std::move(out));
-}
-} // namespace
-
-namespace {
-std::string push_of(const publication& p, const std::string& pub_object) {
+// `{"push":{"channel":"..","pub":<pub_object>}}` as a text frame: its
+// payload into `body`, its RFC 6455 header into `header`.
+void build_push_frame(const publication& p, const std::string& pub_object, frame& body,
+                      std::string& header) {
   std::string out = R"({"push":{"channel":")";
   out += p.channel;
   out += R"(","pub":)";
   out += pub_object;
   out += "}}";
-  return out;
-}
-
-void build_delta_push(const publication& p, bool as_delta, frame& body, std::string& header) {
-  auto out = push_of(p, encode_delta_object(p, as_delta));
   char h[ws::max_server_header_bytes];
   header.assign(h, ws::encode_header(ws::opcode::text, out.size(), h));
   body = make_frame(std::move(out));
+}
+
+void build_push(const publication& p) {
+  build_push_frame(p, encode_publication_object(p), p.centrifugo, p.centrifugo_header);
+}
+
+void build_delta_push(const publication& p, bool as_delta, frame& body, std::string& header) {
+  build_push_frame(p, encode_delta_object(p, as_delta), body, header);
 }
 } // namespace
 

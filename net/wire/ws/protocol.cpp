@@ -212,20 +212,14 @@ std::string encode_publication(std::string_view channel, std::uint64_t offset,
 
 std::string encode_delta_publication(std::string_view channel, std::uint64_t offset,
                                      std::string_view event, std::string_view text, bool as_delta) {
-  std::string out;
-  out.reserve(channel.size() + event.size() + text.size() + text.size() / 8 + 96);
-  out += R"({"op":"publication","channel":")";
-  out += channel;
-  out += R"(","offset":)";
-  out += std::to_string(offset);
-  out += R"(,"event":")";
-  out += event;
-  out += R"(","data":)";
   // Valid UTF-8 by construction; `replace` only keeps a bug from throwing.
-  out += json(std::string{text}).dump(-1, ' ', false, json::error_handler_t::replace);
-  if (as_delta)
-    out += R"(,"delta":true)";
-  out += '}';
+  auto out = encode_publication(
+    channel, offset, event,
+    json(std::string{text}).dump(-1, ' ', false, json::error_handler_t::replace));
+  if (as_delta) {
+    out.pop_back(); // '}'
+    out += R"(,"delta":true})";
+  }
   return out;
 }
 
