@@ -18,6 +18,7 @@
 // ignores what still reaches it.
 #pragma once
 
+#include "net/wire/channel_class.hpp"
 #include "net/wire/publication.hpp"
 #include "net/wire/stream_position.hpp"
 
@@ -38,6 +39,10 @@ struct subscription_answer {
   /// The missed publications, in offset order. Without `recovered` only when
   /// the request asked for the current epoch's history (epoch_changed).
   std::vector<publication_ptr> replay;
+  /// The overflow policy of the channel's class (net/wire/channel_class.hpp):
+  /// what the session does with this subscription when the connection's
+  /// outbound queue passes the high-water mark.
+  overflow_policy overflow = overflow_policy::close;
 };
 
 class shard;
