@@ -103,12 +103,15 @@ public:
   /// reply when replay_in_reply() (else empty), in offset order; `delta`
   /// the subscription negotiated delta compression (the reply says so, the
   /// replay's first publication is full, the next ones deltas where they
-  /// can be). SSE: no reply, but a failed recovery is a gap with `reason`.
+  /// can be); `cached` the answer is a cache recovery (the replay, or the
+  /// publication after the reply, is the channel's latest one: /v1/ws says
+  /// `"cache":true`). SSE: no reply, but a failed recovery is a gap with
+  /// `reason`.
   virtual std::string subscribed(const nlohmann::json& id, std::string_view channel,
                                  const stream_position& position, bool recovering, bool recovered,
                                  std::string_view reason,
                                  const std::vector<const publication*>& replay,
-                                 bool delta = false) const = 0;
+                                 bool delta = false, bool cached = false) const = 0;
 
   /// The notice that the connection's token expires soon (/v1/ws:
   /// `refresh_required` with `expires_at`, s since the Unix epoch), or empty

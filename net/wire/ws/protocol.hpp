@@ -50,10 +50,12 @@ bool parse_command(std::string_view text, command& out, command_error& err);
 
 /// `{"op":"subscribed","id":..,"channel":..,"epoch":..,"offset":N,"recovered":bool}`,
 /// plus `"reason"` when recovery was asked for and failed, and `"delta":true`
-/// when the subscription negotiated delta compression (`delta`).
+/// when the subscription negotiated delta compression (`delta`), and
+/// `"cache":true` when the channel answered with its latest publication
+/// (cache recovery, `cached`: docs/protocol.md "Channel classes").
 std::string encode_subscribed(const nlohmann::json& id, std::string_view channel,
                               const stream_position& pos, bool recovered, std::string_view reason,
-                              bool delta = false);
+                              bool delta = false, bool cached = false);
 
 /// `{"op":"unsubscribed","id":..,"channel":..}`
 std::string encode_unsubscribed(const nlohmann::json& id, std::string_view channel);
