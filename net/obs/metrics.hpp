@@ -133,6 +133,10 @@ void set_redis_problem(redis_problem p) noexcept;
 /// A publish to one channel repeated an idempotency key within the window.
 void idempotent_replay() noexcept;
 
+/// A publish to one channel was suppressed: its version was not above the
+/// channel's last accepted one (docs/protocol.md "Versioned publishing").
+void version_suppressed() noexcept;
+
 /// Cluster mode: Redis stored a publication (true) or refused a write
 /// (false: read-only replica, OOM, script error). Counts the episodes.
 void set_redis_writable(bool writable) noexcept;

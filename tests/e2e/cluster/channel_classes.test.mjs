@@ -5,13 +5,19 @@
 // real `centrifuge` SDK (JSON and Protobuf builds), away while 20
 // publications trimmed its position, comes back through a proxy to another
 // instance and gets exactly the latest publication, recovered, no error 112,
-// no gap; a first subscribe there gets the latest value first.
+// no gap; a first subscribe there gets the latest value first. The version
+// guard (docs/protocol.md "Versioned publishing") is atomic in the publish
+// script: 2,000 publications replayed after the idempotency window, through
+// both instances, are all suppressed, nothing stored or delivered, offsets
+// unchanged.
 
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
 import { ENCODINGS, sdkClient, subscription } from "../lib/centrifuge.mjs";
 import { publishOk, startHerald } from "../lib/herald.mjs";
+import { replayIsSuppressed } from "../lib/versions.mjs";
+import { publicationsOf, wsConnect, wsSubscribe } from "../lib/ws.mjs";
 import { startProxy } from "../lib/proxy.mjs";
 import { freePort, killHerald, redisCli, sleep, startRedis, startRedisCluster, waitReady, waitUntil } from "./lib.mjs";
 
@@ -27,7 +33,7 @@ for (const mode of ["one Redis", "a Redis Cluster"]) {
     let redis;
     const instances = [];
     const start = async () => {
-      const h = await startHerald([`--redis-url=${redis.url}`, `--channel-classes=${CLASSES}`, "--history-size=50"]);
+      const h = await startHerald([`--redis-url=${redis.url}`, `--channel-classes=${CLASSES}`, "--history-size=50", "--idempotency-window=1"]);
       await waitReady(h.url);
       instances.push(h);
       return h;
@@ -50,6 +56,29 @@ for (const mode of ["one Redis", "a Redis Cluster"]) {
       const len = async (ch) => Number((await cli("XLEN", `herald:{${ch}}:history`))[0]);
       assert.equal(await len("stream:cc-len"), 1);
       assert.equal(await len("stream:other-len"), 5);
+    });
+
+    test("2,000 publications replayed after the idempotency window through two instances: all suppressed, nothing stored or delivered", async () => {
+      const channel = "stream:versions-cluster";
+      const a = await start();
+      const b = await start();
+      const ws = await wsConnect(b.url);
+      try {
+        await wsSubscribe(ws, channel);
+        await replayIsSuppressed({
+          publishUrls: [a.url, b.url],
+          channel,
+          n: 2000,
+          windowMs: 1000,
+          delivered: () => publicationsOf(ws, channel).length,
+        });
+        const len = Number((await cli("XLEN", `herald:{${channel}}:history`))[0]);
+        assert.equal(len, 50, "the history holds only what was stored (trimmed to 50)");
+        const version = await cli("HGET", `herald:{${channel}}:meta`, "version");
+        assert.deepEqual(version, ["2001"]);
+      } finally {
+        await ws.close();
+      }
     });
 
     for (const [enc, Sdk] of ENCODINGS) {
