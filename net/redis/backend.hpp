@@ -75,9 +75,12 @@ public:
   /// `idempotency_key` (may be empty): a key already stored for the channel
   /// within the window is answered with its publication's epoch and offset
   /// (duplicate true) and nothing is stored or published; decided inside the
-  /// script, so instances that receive the same retry agree.
+  /// script, so instances that receive the same retry agree. `tags`: the
+  /// publication's tags besides the event as a JSON object text
+  /// (net/wire/tags.hpp tags_json()), "" when none.
   virtual void publish(const std::string& channel, const std::string& event,
-                       const std::string& data, const std::string& idempotency_key,
+                       const std::string& data, const std::string& tags,
+                       const std::string& idempotency_key,
                        std::function<void(publish_result)> done) = 0;
 
   /// Tries a write like a publish's (two keys, in a script) that stores

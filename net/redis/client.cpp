@@ -155,8 +155,9 @@ void client::report_still_down(const std::string& reason) {
 }
 
 void client::publish(const std::string& channel, const std::string& event, const std::string& data,
-                     const std::string& idempotency_key, std::function<void(publish_result)> done) {
-  asio::post(strand_, [self = shared_from_this(), channel, event, data, idempotency_key,
+                     const std::string& tags, const std::string& idempotency_key,
+                     std::function<void(publish_result)> done) {
+  asio::post(strand_, [self = shared_from_this(), channel, event, data, tags, idempotency_key,
                        done = std::move(done)]() mutable {
     auto i = self->pick();
     if (i == npos) {
@@ -164,8 +165,8 @@ void client::publish(const std::string& channel, const std::string& event, const
       return;
     }
     std::vector<std::string> keys, args;
-    publish_call(self->settings(), channel, event, data, idempotency_key, self->opts_.make_epoch(),
-                 keys, args);
+    publish_call(self->settings(), channel, event, data, tags, idempotency_key,
+                 self->opts_.make_epoch(), keys, args);
     // When it cannot send, eval_script still calls the callback ("disconnected").
     auto& c = self->pool_[i];
     c->eval_script(self->publish_script_[i], std::move(keys), std::move(args),

@@ -56,7 +56,7 @@ public:
   static std::shared_ptr<client> create(asio::io_context& ioc, options opts);
 
   void publish(const std::string& channel, const std::string& event, const std::string& data,
-               const std::string& idempotency_key,
+               const std::string& tags, const std::string& idempotency_key,
                std::function<void(publish_result)> done) override;
   void probe_write(std::function<void(publish_result)> done) override;
   void sync(const std::string& channel, std::uint64_t after, const std::string& epoch,

@@ -436,12 +436,13 @@ void cluster_client::on_script_reply(const std::shared_ptr<connection>& conn, sc
 }
 
 void cluster_client::publish(const std::string& channel, const std::string& event,
-                             const std::string& data, const std::string& idempotency_key,
+                             const std::string& data, const std::string& tags,
+                             const std::string& idempotency_key,
                              std::function<void(publish_result)> done) {
-  asio::post(strand_, [self = shared_from_this(), channel, event, data, idempotency_key,
+  asio::post(strand_, [self = shared_from_this(), channel, event, data, tags, idempotency_key,
                        done = std::move(done)]() mutable {
     std::vector<std::string> keys, args;
-    publish_call(self->opts_.scripts, channel, event, data, idempotency_key,
+    publish_call(self->opts_.scripts, channel, event, data, tags, idempotency_key,
                  self->opts_.make_epoch(), keys, args);
     self->run(
       script_kind::publish, std::move(keys), std::move(args),

@@ -12,7 +12,8 @@ constexpr std::string_view not_replicated = "not replicated: ";
 } // namespace
 
 void publish_call(const script_settings& s, const std::string& channel, const std::string& event,
-                  const std::string& data, const std::string& idempotency_key,
+                  const std::string& data, const std::string& tags,
+                  const std::string& idempotency_key,
                   const std::string& new_epoch, std::vector<std::string>& keys,
                   std::vector<std::string>& args) {
   auto k = keys_for(s.prefix, channel);
@@ -26,9 +27,9 @@ void publish_call(const script_settings& s, const std::string& channel, const st
           std::to_string(s.history_size),
           std::to_string(s.history_ttl.count()),
           new_epoch,
-          std::to_string(s.idempotency_window.count())};
-  if (s.sharded)
-    args.push_back("SPUBLISH");
+          std::to_string(s.idempotency_window.count()),
+          s.sharded ? "SPUBLISH" : "PUBLISH",
+          tags};
 }
 
 void sync_call(const script_settings& s, const std::string& channel, std::uint64_t after,

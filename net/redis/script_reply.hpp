@@ -29,8 +29,11 @@ struct script_settings {
 /// KEYS and ARGV of the publish script (net/redis/publish.lua) for one
 /// publication; `idempotency_key` empty: none. `new_epoch` is the epoch the
 /// channel starts when it has none. KEYS[0] names the channel's slot.
+/// ARGV[9] is always there ('PUBLISH' or, `s.sharded`, 'SPUBLISH'); ARGV[10]
+/// is `tags`, the tags as a JSON object text ('' when none).
 void publish_call(const script_settings& s, const std::string& channel, const std::string& event,
-                  const std::string& data, const std::string& idempotency_key,
+                  const std::string& data, const std::string& tags,
+                  const std::string& idempotency_key,
                   const std::string& new_epoch, std::vector<std::string>& keys,
                   std::vector<std::string>& args);
 

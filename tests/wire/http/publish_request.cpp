@@ -340,3 +340,23 @@ TEST_CASE("a body that names a key twice is refused with invalid_json",
                         detail);
   CHECK(detail == "the body has a duplicate key \"event\"");
 }
+
+TEST_CASE("publish: tags are an optional object of strings and a tag event is refused",
+          "[publish][tags]") {
+  auto req = accept(R"({"channel":"stream:1","event":"withdrawn","data":1,)"
+                    R"("tags":{"asset":"USDC","memo":"rent"}})");
+  CHECK(req.tags == herald::net::publication_tags{{"asset", "USDC"}, {"memo", "rent"}});
+  CHECK(accept(R"({"channel":"stream:1","event":"e","data":1})").tags.empty());
+  CHECK(accept(R"({"channel":"stream:1","event":"e","data":1,"tags":null})").tags.empty());
+  for (const char* body :
+       {R"({"channel":"stream:1","event":"e","data":1,"tags":["a"]})",
+        R"({"channel":"stream:1","event":"e","data":1,"tags":{"a":1}})",
+        R"({"channel":"stream:1","event":"e","data":1,"tags":{"event":"e"}})",
+        R"({"channel":"stream:1","event":"e","data":1,"tags":{"":"x"}})"}) {
+    publish_request out;
+    std::string detail;
+    CAPTURE(body);
+    CHECK(parse_publish_request(body, 64, out, detail) == errc::invalid_request);
+    CHECK(detail.find("tag") != std::string::npos);
+  }
+}
