@@ -153,7 +153,7 @@ std::uint32_t tags_filter::read_node(const json& j, std::size_t depth, std::stri
     const auto self = static_cast<std::uint32_t>(nodes_.size());
     nodes_.push_back(std::move(n));
     std::vector<std::uint32_t> mine;
-    mine.reserve(count);
+    mine.reserve(std::min(count, max_nodes)); // a longer list fails at max_nodes anyway
     for (std::size_t i = 0; i < count; ++i) {
       auto c = read_node((*kids)[i], depth + 1, at + "nodes[" + std::to_string(i) + "]", error);
       if (c == fail)
