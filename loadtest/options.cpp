@@ -82,6 +82,10 @@ Connections
                          and inflate what comes compressed
   --centrifugo-delta     centrifugo transport: subscribe with delta "fossil" and
                          apply the Fossil deltas (net/wire/fossil_delta.hpp)
+  --filter               every subscription has a filter that passes every publication
+                         (SSE ?event=, /v1/ws "filter", Centrifugo JSON "tf" on the
+                         publisher's event name): the same run, plus one filter
+                         evaluation per delivery (docs/protocol.md "Filters")
   --resume-on-drop       a connection the server closes resumes with its position
                          (within 250 ms, as a client's reconnect would; counted as
                          dropped all the same)
@@ -248,7 +252,8 @@ std::string parse_options(int argc, char** argv, options& o, bool& help) {
   std::map<std::string, bool*> flags{
     {"find-max", &o.find_max}, {"json", &o.json},         {"quiet", &o.quiet},
     {"worker", &o.worker},     {"ws-deflate", &o.ws_deflate},
-    {"centrifugo-delta", &o.centrifugo_delta}, {"resume-on-drop", &o.resume_on_drop}};
+    {"centrifugo-delta", &o.centrifugo_delta}, {"resume-on-drop", &o.resume_on_drop},
+    {"filter", &o.filter}};
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];

@@ -23,6 +23,11 @@ std::string subscriber::ws_subscribe(const track& t, std::size_t request_id) con
     m += std::to_string(t.last_offset);
     m += '}';
   }
+  if (!spec_.filter_event.empty()) {
+    m += R"(,"filter":{"key":"event","cmp":"eq","val":")";
+    m += spec_.filter_event;
+    m += R"("})";
+  }
   m += '}';
   return m;
 }
