@@ -152,7 +152,7 @@ void on_subscribe(connection_pointer self, const cf::command& cmd) {
   if (cmd.recover)
     since = cmd.since;
   st.sink->expect(cmd.channel, st.next_request, nlohmann::json(cmd.id), since,
-                  (cmd.flag & cf::flag_reject_unrecovered) != 0, cmd.delta);
+                  (cmd.flag & cf::flag_reject_unrecovered) != 0, cmd.delta, cmd.filter);
   // After a live epoch_changed gap (an unsubscribe push 2500) the SDK comes
   // back here with its old epoch: the reply carries the new epoch's
   // publications, marked not recovered (docs/centrifugo.md "Gaps and recovery").

@@ -271,7 +271,8 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
         st.version_epoch = ticket->request.version_epoch;
       }
       auto p = make_publication(st.name, st.epoch, st.offset + 1, ticket->request.event,
-                                ticket->request.data, now, ticket->accepted_ns);
+                                ticket->request.data, now, ticket->accepted_ns,
+                                ticket->request.tags);
       st.append(p);
       fan_out(self, p);
       schedule_prune(self);

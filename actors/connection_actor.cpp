@@ -83,7 +83,8 @@ void on_text(connection_pointer self, const std::string& text) {
                                    cmd.channel));
       return;
     }
-    st.sink->expect(cmd.channel, st.next_request, cmd.id, cmd.since, false, cmd.delta);
+    st.sink->expect(cmd.channel, st.next_request, cmd.id, cmd.since, false, cmd.delta,
+                    cmd.filter);
     send_subscribe(self, cmd.channel, cmd.since, /*epoch_history=*/false, cmd.delta);
     return;
   }

@@ -19,8 +19,10 @@ using net::publication_ptr;
 /// @param data compact JSON text (already validated).
 /// @param accepted_ns when this instance accepted the publication
 ///        (metrics::now_ns()); 0: now.
+/// @param tags the publisher's tags besides the event (net/wire/tags.hpp).
 publication_ptr make_publication(std::string channel, std::string epoch, std::uint64_t offset,
                                  std::string event, std::string data,
-                                 caf::actor_clock::time_point at, std::int64_t accepted_ns = 0);
+                                 caf::actor_clock::time_point at, std::int64_t accepted_ns = 0,
+                                 net::publication_tags tags = {});
 
 } // namespace herald::actors

@@ -3,6 +3,7 @@
 #include "net/wire/errors.hpp"
 #include "net/obs/metrics.hpp"
 #include "net/redis/envelope.hpp"
+#include "net/wire/tags.hpp"
 
 #include <caf/send.hpp>
 #include <algorithm>
@@ -27,7 +28,8 @@ publication_ptr to_publication(const std::string& text, caf::actor_clock::time_p
     return nullptr;
   }
   return make_publication(std::move(env.channel), std::move(env.epoch), env.offset,
-                          std::move(env.event), std::move(env.data), now, accepted_ns);
+                          std::move(env.event), std::move(env.data), now, accepted_ns,
+                          std::move(env.tags));
 }
 
 } // namespace
@@ -87,10 +89,11 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
   return {
     [self](publish_atom, const publish_ticket_ptr& ticket) {
       const auto& req = ticket->request;
+      const auto tags = net::tags_json(req.tags);
       for (std::size_t i = 0; i < req.channels.size(); ++i) {
         self->state.backend->publish(
           req.channels[i],
-          {req.event, req.data, req.idempotency_key, req.version, req.version_epoch},
+          {req.event, req.data, req.idempotency_key, req.version, req.version_epoch, tags},
           [ticket, i,
            me = caf::actor_cast<caf::actor>(self)](net::redis::backend::publish_result r) {
             if (r.ok || r.refused)

@@ -48,8 +48,10 @@ struct options {
   bool quiet = false;
   bool ws_deflate = false; ///< WebSocket connections offer permessage-deflate
   bool centrifugo_delta = false; ///< Centrifugo JSON subscribes with delta "fossil"
+  /// Every subscription has a tags filter that every publication passes (SSE
+  /// `?event=`, /v1/ws `filter`, Centrifugo JSON `tf`), to measure its cost.
+  bool filter = false;
   bool resume_on_drop = false;   ///< a connection the server closes resumes
-  bool filter = false; ///< every subscription has a tags filter its publications match
   bool worker = false;     ///< internal: run as a worker process
 };
 

@@ -92,7 +92,9 @@ struct subscriber_spec {
   bool slow = false;         ///< stops reading once established
   bool deflate = false;      ///< WebSocket: offer permessage-deflate
   bool delta = false;        ///< Centrifugo JSON: subscribe with delta "fossil"
-  bool filter = false;       ///< ask for a filter the publisher's event matches
+  /// Non-empty: subscribe with a filter passing only this event (SSE
+  /// `?event=`, /v1/ws `filter`, Centrifugo JSON `tf`; not Protobuf).
+  std::string filter_event;
 };
 
 class subscriber {

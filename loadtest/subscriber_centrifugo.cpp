@@ -25,8 +25,11 @@ std::string subscriber::centrifugo_commands() const {
     m += '"';
     if (spec_.delta)
       m += R"(,"delta":"fossil")";
-    if (spec_.filter)
-      m += R"(,"tf":{"key":"event","cmp":"eq","val":"loadtest"})";
+    if (!spec_.filter_event.empty()) {
+      m += R"(,"tf":{"key":"event","cmp":"eq","val":")";
+      m += spec_.filter_event;
+      m += R"("})";
+    }
     if (t.asks_recovery(resume_)) {
       m += R"(,"recover":true,"epoch":")";
       m += t.epoch;

@@ -15,8 +15,10 @@ std::string subscriber::sse_request() const {
     r += "channel=";
     r += channel_name(tracks_[i]);
   }
-  if (spec_.filter)
-    r += "&event=loadtest";
+  if (!spec_.filter_event.empty()) {
+    r += "&event=";
+    r += spec_.filter_event; // an event name: nothing to percent-encode
+  }
   r += " HTTP/1.1\r\nHost: ";
   r += spec_.host;
   r += "\r\nAccept: text/event-stream\r\n";

@@ -16,14 +16,17 @@ std::string subscriber::ws_subscribe(const track& t, std::size_t request_id) con
   m += R"(,"channel":")";
   m += channel_name(t);
   m += '"';
-  if (spec_.filter)
-    m += R"(,"filter":{"key":"event","cmp":"eq","val":"loadtest"})";
   if (t.asks_recovery(resume_)) {
     m += R"(,"since":{"epoch":")";
     m += t.epoch;
     m += R"(","offset":)";
     m += std::to_string(t.last_offset);
     m += '}';
+  }
+  if (!spec_.filter_event.empty()) {
+    m += R"(,"filter":{"key":"event","cmp":"eq","val":")";
+    m += spec_.filter_event;
+    m += R"("})";
   }
   m += '}';
   return m;

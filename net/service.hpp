@@ -28,11 +28,18 @@ namespace ws {
 class ws_session;
 }
 
+/// The most distinct `event` parameters of one GET /v1/sse.
+inline constexpr std::size_t max_sse_events = 32;
+
 /// A validated SSE subscription request (GET /v1/sse).
 struct sse_subscription {
   std::vector<std::string> channels;     ///< valid, distinct, request order
   std::vector<sse::cursor_entry> cursor; ///< from Last-Event-ID / last_event_id
   bool has_cursor = false;               ///< a cursor was sent (maybe empty of known channels)
+  /// `?event=` names (valid, distinct, request order; at most
+  /// max_sse_events): only publications with one of these events are
+  /// written, on every channel (docs/protocol.md "SSE"); empty: all.
+  std::vector<std::string> events;
   auth::principal who;                   ///< the client, checked for every channel (docs/auth.md)
 };
 

@@ -15,6 +15,7 @@
 #include "net/fanout.hpp"
 #include "net/wire/frame.hpp"
 #include "net/wire/sse/cursor.hpp"
+#include "net/wire/tags_filter.hpp"
 
 #include <nlohmann/json.hpp>
 #include <optional>
@@ -70,14 +71,15 @@ public:
   /// expect(): `id` the client's command id, `since` its position;
   /// `reject_unrecovered` the Centrifugo subscribe flag bit 2: answer a failed
   /// recovery with error 112; `delta` the client asked for delta
-  /// compression, Centrifugo's `delta: "fossil"`). Where the session has a subscribe timeout
+  /// compression, Centrifugo's `delta: "fossil"`; `filter` the
+  /// subscription's filter, null for none). Where the session has a subscribe timeout
   /// (session_options::subscribe_timeout, cluster mode) and the channel does
   /// not answer in time, the session answers the client `unavailable` and
   /// reports session_events::on_subscribe_timeout().
   /// Thread-safe; ordered with send() and close().
   virtual void expect(std::string channel, std::uint64_t request, nlohmann::json id,
                       std::optional<stream_position> since, bool reject_unrecovered,
-                      bool delta = false) = 0;
+                      bool delta = false, tags_filter_ptr filter = nullptr) = 0;
 
   /// The client left `channel` (subscription_table::forget()).
   /// Thread-safe; ordered with send() and close().

@@ -22,7 +22,7 @@ cmake --build build-fuzz -j2
 cd build-fuzz
 targets=("$@")
 if [ ${#targets[@]} -eq 0 ]; then
-  targets=(http_request ws_command ws_frame channel_name sse_cursor publish_body json_depth centrifugo_command centrifugo_protobuf ws_upgrade fossil_delta ws_inflate)
+  targets=(http_request ws_command ws_frame channel_name sse_cursor publish_body json_depth centrifugo_command centrifugo_protobuf ws_upgrade fossil_delta ws_inflate tags_filter)
 fi
 status=0
 regex="^fuzz\.($(IFS='|'; echo "${targets[*]}"))\$"

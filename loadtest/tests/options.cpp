@@ -62,3 +62,13 @@ TEST_CASE("slow connections are spread evenly") {
   REQUIRE(slow < 1100);
   REQUIRE_FALSE(is_slow_connection(5, 0));
 }
+
+TEST_CASE("--filter reaches the workers as the publisher's event name") {
+  options o;
+  REQUIRE(parse({"--filter"}, o).empty());
+  REQUIRE(o.filter);
+  worker_config c;
+  c.filter_event = "loadtest";
+  REQUIRE(worker_config::from_json(c.to_json()).filter_event == "loadtest");
+  REQUIRE(worker_config::from_json(worker_config{}.to_json()).filter_event.empty());
+}

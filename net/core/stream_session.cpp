@@ -49,21 +49,22 @@ void stream_session::begin(std::vector<std::string> channels,
                            std::vector<sse::cursor_entry> cursor) {
   shard_->post([self = shared_from_this(), ch = std::move(channels), c = std::move(cursor)] {
     if (!self->closed_)
-      self->table_.begin(ch, c);
+      self->table_.begin(ch, c, self->begin_filter_);
   });
 }
 
 void stream_session::expect(std::string channel, std::uint64_t request, nlohmann::json id,
                             std::optional<stream_position> since, bool reject_unrecovered,
-                            bool delta) {
+                            bool delta, tags_filter_ptr filter) {
   shard_->post([self = shared_from_this(), c = std::move(channel), request, i = std::move(id),
-                s = std::move(since), reject_unrecovered, delta]() mutable {
+                s = std::move(since), reject_unrecovered, delta, f = std::move(filter)]() mutable {
     if (self->closed_)
       return;
     const auto timeout = self->opts_.subscribe_timeout;
     const auto due = timeout.count() > 0 ? std::chrono::steady_clock::now() + timeout
                                          : subscription_table::time_point{};
-    self->table_.expect(c, request, std::move(i), std::move(s), reject_unrecovered, due, delta);
+    self->table_.expect(c, request, std::move(i), std::move(s), reject_unrecovered, due, delta,
+                        std::move(f));
     if (timeout.count() > 0)
       self->arm_subscribe_timer();
   });

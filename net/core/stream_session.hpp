@@ -60,6 +60,11 @@ public:
   /// until this session is destroyed.
   void hold(std::shared_ptr<void> token) { slot_ = std::move(token); }
 
+  /// SSE: the connection's filter (`?event=`, net/wire/tags_filter.hpp),
+  /// applied to every channel of begin(). Call before start(), on the
+  /// shard's thread.
+  void filter_every_channel(tags_filter_ptr filter) { begin_filter_ = std::move(filter); }
+
   /// Remote endpoint as "address:port", for logs.
   const std::string& peer() const noexcept { return peer_; }
 
@@ -69,7 +74,7 @@ public:
   void begin(std::vector<std::string> channels, std::vector<sse::cursor_entry> cursor) override;
   void expect(std::string channel, std::uint64_t request, nlohmann::json id,
               std::optional<stream_position> since, bool reject_unrecovered,
-              bool delta = false) override;
+              bool delta = false, tags_filter_ptr filter = nullptr) override;
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override;
   void revoke(std::string channel, std::string why) override;
 
@@ -135,6 +140,7 @@ protected:
   shard* shard_;
   outbound_queue queue_;
   subscription_table table_;
+  tags_filter_ptr begin_filter_; ///< SSE: filter_every_channel()
   std::shared_ptr<session_events> events_;
   std::chrono::steady_clock::time_point write_started_; ///< start of the last write
   std::string peer_;

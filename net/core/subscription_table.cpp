@@ -15,11 +15,13 @@ subscription_table::entry* subscription_table::find(const std::string& channel) 
 }
 
 void subscription_table::begin(const std::vector<std::string>& channels,
-                               const std::vector<sse::cursor_entry>& cursor) {
+                               const std::vector<sse::cursor_entry>& cursor,
+                               tags_filter_ptr filter) {
   for (const auto& name : channels) {
     entry e;
     e.channel = name;
     e.hash = sse::channel_hash(name);
+    e.filter = filter;
     for (const auto& c : cursor)
       if (c.channel_hash == e.hash)
         e.since = c.position;
@@ -30,7 +32,8 @@ void subscription_table::begin(const std::vector<std::string>& channels,
 
 void subscription_table::expect(const std::string& channel, std::uint64_t request,
                                 nlohmann::json id, std::optional<stream_position> since,
-                                bool reject_unrecovered, time_point due, bool delta) {
+                                bool reject_unrecovered, time_point due, bool delta,
+                                tags_filter_ptr filter) {
   entry* e = find(channel);
   if (e == nullptr) {
     entries_.emplace_back();
@@ -51,6 +54,7 @@ void subscription_table::expect(const std::string& channel, std::uint64_t reques
   e->position = {};
   e->delta = delta && codec_->supports_delta();
   e->delta_base = false;
+  e->filter = std::move(filter);
 }
 
 std::vector<std::pair<std::string, std::uint64_t>>
@@ -184,6 +188,13 @@ void subscription_table::deliver(entry& e, const publication& p, bool live) {
     if (!gap(e, "missed_publications"))
       return;
   }
+  if (e.filter && !e.filter->matches(p)) {
+    // Not for this subscriber, but seen: the position moves on, so the
+    // next offset is no gap and the SSE cursor of the next event names it.
+    e.position.offset = p.offset;
+    e.delta_base = false; // the client's base is older than the next publication's
+    return;
+  }
   // A delta only on top of the publication just before, which the client holds.
   const bool as_delta = e.delta && e.delta_base && !p.delta.empty() &&
                         e.position.offset + 1 == p.offset;
@@ -226,7 +237,9 @@ void subscription_table::emit_answer_with_replay(entry& e, const subscription_an
   for (const auto& p : a.replay) {
     if (p->epoch != e.position.epoch || p->offset <= e.position.offset)
       continue;
-    e.position.offset = p->offset;
+    e.position.offset = p->offset; // a publication the filter refuses moves it too
+    if (e.filter && !e.filter->matches(*p))
+      continue;
     metrics::delivered(kind_);
     replay.push_back(p.get());
   }

@@ -29,6 +29,12 @@
 //  - gap_ends_subscription() (Centrifugo): a live gap is an `unsubscribe`
 //    push with code 2500 after which the entry delivers nothing until the
 //    client subscribes again (and recovers).
+// A subscription may have a filter (net/wire/tags_filter.hpp: Centrifugo's
+// `tf`, /v1/ws's `filter`, SSE's `?event=`): a publication it refuses is not
+// written, live, replayed or recovered alike, but still advances the
+// entry's position, as if written: no gap is reported for it, the SSE
+// cursor of the next event names it, and a recovery from that cursor does
+// not send it again.
 // The table owns what the client sees of each subscription (request number,
 // pending command id, active, position); the connection actor keeps only the
 // channel actors and its auth and limit decisions. What it writes goes to an
@@ -39,6 +45,7 @@
 #include "net/obs/metrics.hpp"
 #include "net/wire/session_codec.hpp"
 #include "net/wire/sse/cursor.hpp"
+#include "net/wire/tags_filter.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -89,8 +96,9 @@ public:
   /// SSE: the channels of the request (valid, distinct, in request order)
   /// and the client's cursor (entries of other channels are ignored). Holds
   /// everything back until each of them answered. Call once, before any answer.
+  /// `filter` (may be null: none) applies to every channel of the request.
   void begin(const std::vector<std::string>& channels,
-             const std::vector<sse::cursor_entry>& cursor);
+             const std::vector<sse::cursor_entry>& cursor, tags_filter_ptr filter = nullptr);
 
   /// WebSocket: a subscribe is on its way to `channel` as the connection's
   /// request number `request`; `id` is the client's command id, echoed in the
@@ -108,9 +116,12 @@ public:
   /// (live or replayed) is full, each next one a delta against the one
   /// before where the publication has one and the client holds that one;
   /// after a gap or a new epoch, full again.
+  /// `filter` (may be null: none): only the publications it matches are
+  /// written (see the class comment). With `delta`, a publication after one
+  /// the filter refused goes in full (the client's base is older).
   void expect(const std::string& channel, std::uint64_t request, nlohmann::json id,
               std::optional<stream_position> since, bool reject_unrecovered = false,
-              time_point due = {}, bool delta = false);
+              time_point due = {}, bool delta = false, tags_filter_ptr filter = nullptr);
 
   /// WebSocket: the client left `channel`. A subscribe still pending is
   /// answered with an `error` `cancelled` first. With `unsub_id` set the
@@ -165,6 +176,7 @@ private:
     bool reject_unrecovered = false;      ///< Centrifugo: 112 rather than recovered:false
     bool delta = false;                   ///< delta compression negotiated
     bool delta_base = false;              ///< ...and the client holds the data at `position`
+    tags_filter_ptr filter;               ///< null: every publication
   };
 
   entry* find(const std::string& channel) noexcept;
@@ -183,7 +195,8 @@ private:
   void set_epoch(entry& e, const std::string& epoch);
   void take_position(entry& e, const subscription_answer& a);
   void emit_answer(entry& e, const subscription_answer& a);
-  /// Writes `p` if new for `e`; `live` false for a replay.
+  /// Writes `p` if new for `e` (and its filter matches: else only the
+  /// position moves); `live` false for a replay.
   void deliver(entry& e, const publication& p, bool live);
   /// Writes a gap notice; false when the entry stopped delivering
   /// (Centrifugo: the client resubscribes).

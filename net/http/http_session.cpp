@@ -12,6 +12,7 @@
 #include "net/service.hpp"
 #include "net/wire/sse/cursor.hpp"
 #include "net/sse/sse_session.hpp"
+#include "net/wire/tags_filter.hpp"
 #include "net/wire/ws/upgrade.hpp"
 #include "net/ws/ws_session.hpp"
 
@@ -432,6 +433,8 @@ void http_session::handle_sse(request& req) {
   stream_.expires_never();
   auto session = std::make_shared<sse::sse_session>(stream_.release_socket(), opts_holder_);
   session->hold(std::move(slot_));
+  if (!sub.events.empty())
+    session->filter_every_channel(tags_filter::event_in(sub.events));
   if (!cors_.empty())
     session->add_header("Access-Control-Allow-Origin: " + cors_ + "\r\nVary: Origin\r\n");
   service_.open_sse(std::move(session), std::move(sub));

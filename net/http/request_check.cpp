@@ -1,6 +1,7 @@
 #include "net/http/request_check.hpp"
 
 #include "net/wire/channel_name.hpp"
+#include "net/wire/json_input.hpp"
 #include "net/wire/sse/cursor.hpp"
 
 #include <boost/url/parse.hpp>
@@ -182,6 +183,18 @@ errc parse_sse_request(std::string_view target, const std::string_view* last_eve
       if (out.channels.size() > max_channels) {
         detail = "at most " + std::to_string(max_channels) + " channels per connection";
         return errc::too_many_channels;
+      }
+    } else if (param.key == "event") {
+      if (!is_valid_event_name(param.value)) {
+        detail = "each ?event= must be an event name: 1-64 characters of [A-Za-z0-9_.:-], "
+                 "not starting with 'herald.'";
+        return errc::invalid_event;
+      }
+      if (std::find(out.events.begin(), out.events.end(), param.value) == out.events.end())
+        out.events.push_back(param.value);
+      if (out.events.size() > max_sse_events) {
+        detail = "at most " + std::to_string(max_sse_events) + " ?event= per connection";
+        return errc::invalid_request;
       }
     } else if (param.key == "last_event_id") {
       cursor_text = param.value;

@@ -73,7 +73,7 @@ errc classify(std::string_view target, route& out, std::string& detail,
 /// (docs/protocol.md "Repeated parameters"). Herald would otherwise pick one
 /// (the first header, the last query parameter) while a proxy or logger in
 /// front of it may pick the other. Per route: /v1/sse: `Authorization`,
-/// `Last-Event-ID`, `Origin`, `?token`, `?last_event_id` (`channel` repeats
+/// `Last-Event-ID`, `Origin`, `?token`, `?last_event_id` (`channel` and `event` repeat
 /// on purpose); /v1/ws and /connection/websocket: `Authorization`, `Origin`,
 /// `Host`, `Sec-WebSocket-Key`, `Sec-WebSocket-Version`; /v1/publish:
 /// `Authorization`, `Idempotency-Key`; /v1/channels/{name}: `Authorization`;
@@ -88,11 +88,14 @@ errc check_singular(const bhttp::fields& fields, std::string_view target, route 
 /// Validates GET /v1/sse: `channel` parameters (1..max_channels distinct
 /// valid names, docs/protocol.md "Channels"), and the cursor from the
 /// `Last-Event-ID` header (`last_event_id`, if not empty) or the
-/// `last_event_id` query parameter (the header wins).
+/// `last_event_id` query parameter (the header wins), and the `event`
+/// parameters (the connection's filter: valid event names, at most
+/// max_sse_events distinct ones).
 /// @param last_event_id the header's value, or nullptr when there is none.
 /// @returns errc::invalid_channel, too_many_channels, invalid_request (no
-///          channel or bad target), invalid_cursor; errc::none and `out`
-///          filled on success.
+///          channel, bad target, too many events), invalid_cursor,
+///          invalid_event (an `event` that is no event name); errc::none and
+///          `out` filled on success.
 errc parse_sse_request(std::string_view target, const std::string_view* last_event_id,
                        std::size_t max_channels, sse_subscription& out, std::string& detail);
 

@@ -80,6 +80,9 @@ public:
     /// kept in the channel's meta hash (`version`, `version_epoch`).
     std::uint64_t version = 0;
     std::string version_epoch;
+    /// The publication's tags besides the event as a JSON object text
+    /// (net/wire/tags.hpp tags_json()), "" when none.
+    std::string tags;
   };
 
   /// Runs the publish script for one channel (docs/cluster.md). `done` is

@@ -84,6 +84,15 @@ bool parse_envelope(std::string_view text, envelope& out, std::string& error) {
     error = "missing data";
     return false;
   }
+  net::publication_tags tags;
+  if (auto t = j.find("tags"); t != j.end() && !t->is_null()) {
+    std::string ignored, why;
+    if (!net::read_tags(*t, net::event_tag_policy::refuse, tags, ignored, why)) {
+      error = "invalid tags: " + why;
+      return false;
+    }
+  }
+  out.tags = std::move(tags);
   out.channel = ch->get<std::string>();
   out.epoch = ep->get<std::string>();
   out.offset = off->get<std::uint64_t>();

@@ -4,6 +4,8 @@
 // docs/cluster.md is the contract; this file implements it.
 #pragma once
 
+#include "net/wire/tags.hpp"
+
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -40,7 +42,8 @@ std::string channel_of_pubsub(std::string_view prefix, std::string_view pubsub);
 /// Lua (net/redis/publish.lua): append one publication to a channel's
 /// history and publish it, in one atomic step. KEYS: meta, history. ARGV: pubsub channel, channel
 /// name, event, data (JSON text), history size, history ttl (seconds),
-/// epoch to start when the channel has none. Returns {epoch, offset}.
+/// epoch to start when the channel has none, idempotency window (seconds),
+/// 'PUBLISH' or 'SPUBLISH', tags (JSON object text or ''). Returns {epoch, offset}.
 extern const std::string publish_script;
 
 /// Lua (net/redis/sync.lua): the channel's epoch and head offset (starting
@@ -50,17 +53,21 @@ extern const std::string publish_script;
 extern const std::string sync_script;
 
 /// A publication as it travels through Redis:
-/// `{"channel":"stream:42","epoch":"...","offset":17,"event":"withdrawn","data":<JSON>}`.
+/// `{"channel":"stream:42","epoch":"...","offset":17,"event":"withdrawn","data":<JSON>}`,
+/// with `"tags":{"k":"v",...}` after `data` when the publication has tags
+/// besides its event (ARGV[10] of the publish script).
 struct envelope {
   std::string channel;
   std::string epoch;
   std::uint64_t offset = 0;
   std::string event;
   std::string data; ///< compact JSON text
+  net::publication_tags tags; ///< besides the event (net/wire/tags.hpp)
 };
 
 /// Parses and validates an envelope (channel name, epoch, offset >= 1,
-/// event name, data present). Never throws.
+/// event name, data present, `tags` absent or an object of strings within
+/// net/wire/tags.hpp's bounds and without `event`). Never throws.
 /// @returns false with a reason in `error` when anything is wrong.
 bool parse_envelope(std::string_view text, envelope& out, std::string& error);
 

@@ -16,9 +16,11 @@
 -- ARGV[8] idempotency window in seconds (used with KEYS[3])
 -- KEYS[3] optional: <prefix>{<channel>}:idem:<idempotency key>
 -- ARGV[9] 'SPUBLISH' on a Redis Cluster (sharded pub/sub: only the nodes of
---         the channel's shard get it); 'PUBLISH' (or absent): classic PUBLISH
---         (standalone Redis)
--- ARGV[10] tags: '' (reserved)
+--         the channel's shard get it); 'PUBLISH' (or absent, for callers of
+--         older versions): classic PUBLISH (standalone Redis)
+-- ARGV[10] the publication's tags besides its event, a JSON object text
+--         ('{"k":"v"}', inserted as is: it must be valid JSON), or '' (or
+--         absent) for none; appended to the envelope as "tags" when present
 -- ARGV[11] version: '' for none, else the decimal digits of 1 to 2^64-1
 -- ARGV[12] version epoch ('' for none)
 -- Returns {epoch, offset}, or {epoch, offset, 1} when KEYS[3] names a key
@@ -62,7 +64,11 @@ if ARGV[11] and ARGV[11] ~= '' then
 end
 local env = '{"channel":' .. cjson.encode(ARGV[2]) .. ',"epoch":' .. cjson.encode(epoch) ..
             ',"offset":' .. offset .. ',"event":' .. cjson.encode(ARGV[3]) ..
-            ',"data":' .. ARGV[4] .. '}'
+            ',"data":' .. ARGV[4]
+if ARGV[10] and ARGV[10] ~= '' then
+  env = env .. ',"tags":' .. ARGV[10]
+end
+env = env .. '}'
 redis.call('XADD', KEYS[2], 'MAXLEN', ARGV[5], offset .. '-0', 'p', env)
 redis.call('EXPIRE', KEYS[1], ARGV[6])
 redis.call('EXPIRE', KEYS[2], ARGV[6])

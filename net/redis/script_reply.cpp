@@ -36,7 +36,7 @@ void publish_call(const script_settings& s, const std::string& channel,
           new_epoch,
           std::to_string(s.idempotency_window.count()),
           s.sharded ? "SPUBLISH" : "PUBLISH",
-          std::string{}, // ARGV[10]: tags (none)
+          pub.tags,
           pub.version == 0 ? std::string{} : std::to_string(pub.version),
           pub.version_epoch};
 }

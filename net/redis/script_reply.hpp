@@ -40,6 +40,9 @@ struct script_settings {
 /// KEYS and ARGV of the publish script (net/redis/publish.lua) for one
 /// publication; `idempotency_key` empty: none. `new_epoch` is the epoch the
 /// channel starts when it has none. KEYS[0] names the channel's slot.
+/// ARGV[9] is always there ('PUBLISH' or, `s.sharded`, 'SPUBLISH'); ARGV[10]
+/// is `pub.tags` ('' when none); ARGV[11] and ARGV[12] the version and its
+/// epoch ('' when none).
 void publish_call(const script_settings& s, const std::string& channel,
                   const backend::publish_args& pub, const std::string& new_epoch,
                   std::vector<std::string>& keys, std::vector<std::string>& args);

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "net/wire/frame.hpp"
+#include "net/wire/tags.hpp"
 
 #include <chrono>
 #include <cstdint>
@@ -34,6 +35,9 @@ struct publication {
   std::uint64_t offset = 0; ///< 1 for the first publication of an epoch
   std::string event;        ///< validated event name
   std::string data;         ///< compact JSON text
+  /// The publisher's tags besides `event` (net/wire/tags.hpp), which
+  /// subscribers' filters match and Centrifugo pushes carry.
+  publication_tags tags;
   frame sse;                ///< SSE event block, without the id line (WHATWG SSE)
   frame ws;                 ///< WebSocket "publication" message (payload only)
   /// RFC 6455 section 5.2 header of the unmasked server text frame carrying

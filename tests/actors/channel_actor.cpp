@@ -275,7 +275,7 @@ CAF_TEST(a channel without publications keeps its epoch for the ttl after its la
 
 CAF_TEST(an idempotency key answers a retry with the first offset and delivers nothing) {
   auto a = subscribe();
-  auto req = net::http::publish_request{{"stream:42"}, "withdrawn", "{}", "key-1"};
+  auto req = net::http::publish_request{{"stream:42"}, "withdrawn", "{}", "key-1", {}};
   auto retry = [&] {
     auto t = std::make_shared<publish_ticket>(req, nullptr);
     self->send(ch, publish_atom_v, t, std::size_t{0});

@@ -70,9 +70,9 @@ public:
   }
   void expect(std::string channel, std::uint64_t request, nlohmann::json id,
               std::optional<net::stream_position> since, bool reject_unrecovered,
-              bool delta = false) override {
+              bool delta = false, net::tags_filter_ptr filter = nullptr) override {
     table->expect(channel, request, std::move(id), std::move(since), reject_unrecovered,
-                  due.value_or(net::subscription_table::time_point{}), delta);
+                  due.value_or(net::subscription_table::time_point{}), delta, std::move(filter));
   }
   void forget(std::string channel, std::optional<nlohmann::json> unsub_id) override {
     table->forget(channel, std::move(unsub_id));

@@ -4,6 +4,9 @@
 #include "net/wire/ws/frame_codec.hpp"
 
 #include "net/wire/centrifugo/client.pb.h" // generated from client.proto (build tree)
+#include "net/wire/tags_filter.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <mutex>
 
@@ -40,6 +43,49 @@ parsed refuse(std::uint32_t id, std::string message) {
   parsed p;
   p.err = {id, error_code::bad_request, std::move(message)};
   return p;
+}
+
+// A FilterNode as the JSON tree tags_filter::parse reads. The message was
+// parsed already (libprotobuf bounds its nesting); the walk here stops at
+// tags_filter's own depth and node limits, so a large tree is not copied.
+bool filter_json(const pb::FilterNode& n, std::size_t depth, std::size_t& count,
+                 nlohmann::json& out, std::string& error) {
+  if (depth > tags_filter::max_depth) {
+    error = "the filter nests deeper than " + std::to_string(tags_filter::max_depth) + " levels";
+    return false;
+  }
+  if (++count > tags_filter::max_nodes) {
+    error = "the filter has more than " + std::to_string(tags_filter::max_nodes) + " nodes";
+    return false;
+  }
+  out = nlohmann::json::object();
+  // proto3: an empty string is an absent field, as tags_filter reads it.
+  if (!n.op().empty())
+    out["op"] = n.op();
+  if (!n.key().empty())
+    out["key"] = n.key();
+  if (!n.cmp().empty())
+    out["cmp"] = n.cmp();
+  if (!n.val().empty())
+    out["val"] = n.val();
+  if (n.vals_size() > 0) {
+    if (static_cast<std::size_t>(n.vals_size()) > tags_filter::max_vals) {
+      error = "the filter has more than " + std::to_string(tags_filter::max_vals) + " vals";
+      return false;
+    }
+    auto& vals = out["vals"] = nlohmann::json::array();
+    for (const auto& v : n.vals())
+      vals.push_back(v);
+  }
+  if (n.nodes_size() > 0) {
+    auto& kids = out["nodes"] = nlohmann::json::array();
+    for (const auto& c : n.nodes()) {
+      kids.push_back(nullptr);
+      if (!filter_json(c, depth + 1, count, kids.back(), error))
+        return false;
+    }
+  }
+  return true;
 }
 
 parsed decode(const char* data, std::size_t size) {
@@ -87,6 +133,18 @@ parsed decode(const char* data, std::size_t size) {
     if (!s.delta().empty() && s.delta() != "fossil")
       return refuse(id, "\"delta\" must be \"fossil\", the only delta format");
     cmd.delta = !s.delta().empty();
+    if (s.has_tf()) {
+      nlohmann::json tree;
+      std::size_t count = 0;
+      std::string why;
+      if (filter_json(s.tf(), 1, count, tree, why))
+        cmd.filter = tags_filter::parse(tree, why);
+      if (!cmd.filter)
+        return refuse(id, "invalid tags filter \"tf\": " + why);
+      if (cmd.delta)
+        return refuse(id, "a tags filter (\"tf\") cannot be combined with \"delta\" on one "
+                          "subscription");
+    }
   } else if (c.has_unsubscribe()) {
     cmd.kind = method::unsubscribe;
     cmd.channel = c.unsubscribe().channel();
@@ -113,7 +171,10 @@ std::string encode(const pb::Reply& r) {
 void fill(pb::Publication& out, const publication& p, bool as_delta = false) {
   out.set_data(as_delta ? p.delta : p.data);
   out.set_offset(p.offset);
-  (*out.mutable_tags())["event"] = p.event;
+  auto& tags = *out.mutable_tags();
+  tags["event"] = p.event;
+  for (const auto& [k, v] : p.tags)
+    tags[k] = v;
   if (as_delta)
     out.set_delta(true);
 }

@@ -46,6 +46,10 @@ bool read_bool(const json& obj, const char* key, bool& out) {
   return true;
 }
 
+// Centrifugo offers a tags filter or delta compression on a subscription, not both.
+constexpr const char* tf_with_delta =
+  "a tags filter (\"tf\") cannot be combined with \"delta\" on one subscription";
+
 parsed refuse(std::uint32_t id, std::string message) {
   parsed p;
   p.err = {id, error_code::bad_request, std::move(message)};
@@ -143,6 +147,14 @@ parsed parse_line(std::string_view line) {
       if (!delta.empty() && delta != "fossil")
         return refuse(id, "\"delta\" must be \"fossil\", the only delta format");
       cmd.delta = !delta.empty();
+      if (auto tf = req.find("tf"); tf != req.end() && !tf->is_null()) {
+        std::string why;
+        cmd.filter = tags_filter::parse(*tf, why);
+        if (!cmd.filter)
+          return refuse(id, "invalid tags filter \"tf\": " + why);
+        if (cmd.delta)
+          return refuse(id, tf_with_delta);
+      }
     }
   } else if (name == "ping") {
     cmd.kind = method::ping;
@@ -272,7 +284,7 @@ std::string encode_refresh(std::uint32_t id, std::string_view client, std::strin
 }
 
 namespace {
-// `{"data":<data>,"offset":N,"tags":{"event":".."}[,"delta":true]}` with
+// `{"data":<data>,"offset":N,"tags":{"event":"..",<p.tags>}[,"delta":true]}` with
 // `data` inserted as is (JSON text). Channel and event names are validated
 // ([A-Za-z0-9_.:-], StrKey): no escaping needed.
 std::string pub_object(std::string_view data, const publication& p, bool delta_flag) {
@@ -284,7 +296,12 @@ std::string pub_object(std::string_view data, const publication& p, bool delta_f
   out += std::to_string(p.offset);
   out += R"(,"tags":{"event":")";
   out += p.event;
-  out += R"("})";
+  out += '"';
+  if (!p.tags.empty()) {
+    out += ',';
+    append_tag_members(out, p.tags);
+  }
+  out += '}';
   if (delta_flag)
     out += R"(,"delta":true)";
   out += '}';

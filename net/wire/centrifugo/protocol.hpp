@@ -15,6 +15,7 @@
 #include "net/wire/publication.hpp"
 #include "net/wire/session_codec.hpp"
 #include "net/wire/stream_position.hpp"
+#include "net/wire/tags_filter.hpp"
 
 #include <cstdint>
 #include <string>
@@ -79,6 +80,10 @@ struct command {
   /// subscribe: `delta: "fossil"` asked for Fossil delta compression (the
   /// only format; another non-empty value is refused 107)
   bool delta = false;
+  /// subscribe: the tags filter `tf` (Centrifugo's FilterNode,
+  /// net/wire/tags_filter.hpp), null when absent. An invalid tree, or one
+  /// together with `delta` (Centrifugo keeps the two apart), is refused 107.
+  tags_filter_ptr filter;
   std::string unsupported; ///< the method's name when kind == unsupported
 };
 
@@ -143,8 +148,9 @@ std::string encode_ping(std::uint32_t id);
 
 // -- pushes ------------------------------------------------------------------
 
-/// `{"data":<data>,"offset":N,"tags":{"event":"<event>"}}` (client.proto
-/// Publication; Herald's data is JSON, sent as is).
+/// `{"data":<data>,"offset":N,"tags":{"event":"<event>",...}}` (client.proto
+/// Publication; Herald's data is JSON, sent as is; `tags` holds the event
+/// name and the publication's other tags, net/wire/tags.hpp).
 std::string encode_publication_object(const publication& p);
 
 /// On a subscription that negotiated delta compression, Centrifugo sends the

@@ -123,7 +123,14 @@ std::error_code read_publish_request(const nlohmann::json& doc, std::size_t max_
   }
   out.version = version;
   out.version_epoch = std::move(version_epoch);
+  publication_tags tags;
+  if (auto t = doc.find("tags"); t != doc.end() && !t->is_null()) {
+    std::string ignored;
+    if (!read_tags(*t, event_tag_policy::refuse, tags, ignored, detail))
+      return errc::invalid_request;
+  }
   out.idempotency_key = std::move(key);
+  out.tags = std::move(tags);
   out.channels = std::move(names);
   out.event = std::move(event);
   out.data = dump_compact(*data);

@@ -2,6 +2,7 @@
 #pragma once
 
 #include "net/wire/errors.hpp"
+#include "net/wire/tags.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -34,6 +35,9 @@ struct publish_request {
   /// characters; a version in another epoch than the channel's last is
   /// accepted and starts that epoch's count.
   std::string version_epoch;
+  /// The publisher's tags besides `event` (docs/protocol.md "Tags"; empty:
+  /// none), which subscribers' filters match (net/wire/tags_filter.hpp).
+  publication_tags tags;
 };
 
 /// An idempotency key: 1-128 characters of 0x21-0x7e.
@@ -50,10 +54,12 @@ enum class channel_repeats { count_once, publish_each };
 
 /// Parses and validates a publish body:
 /// `{"channel":"stream:42"|"channels":[...],"event":"...","data":<any JSON>,
-/// "idempotency_key":"...","version":N,"version_epoch":"..."}` (the key and
-/// the version optional; `version` an integer 1 to 2^64-1 or a string of its
-/// decimal digits, for JSON parsers that cannot hold 64 bits;
-/// `version_epoch` only with a version).
+/// "idempotency_key":"...","tags":{"k":"v",...},"version":N,"version_epoch":"..."}`
+/// (the key, the tags and the version optional; tags as net/wire/tags.hpp
+/// read_tags() bounds them, and a tag `event` is refused: the event name is
+/// `event`, which filters see as that tag; `version` an integer 1 to 2^64-1
+/// or a string of its decimal digits, for JSON parsers that cannot hold 64
+/// bits; `version_epoch` only with a version).
 /// Exactly one of `channel` / `channels` must be present; repeated channels
 /// count once unless `repeats` is channel_repeats::publish_each (Centrifugo's
 /// /api/broadcast: one publication and one response per entry, in order).
@@ -61,8 +67,8 @@ enum class channel_repeats { count_once, publish_each };
 /// @param max_channels the most channels one request may name (entries, with
 ///        publish_each).
 /// @param detail receives a human-readable explanation on error.
-/// @returns `{}` or one of errc::invalid_json, invalid_request,
-///          invalid_channel, invalid_event, too_many_channels.
+/// @returns `{}` or one of errc::invalid_json, invalid_request (also for bad
+///          `tags`), invalid_channel, invalid_event, too_many_channels.
 std::error_code parse_publish_request(std::string_view body, std::size_t max_channels,
                                       publish_request& out, std::string& detail,
                                       channel_repeats repeats = channel_repeats::count_once);

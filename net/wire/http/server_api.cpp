@@ -64,21 +64,20 @@ std::error_code parse_api_publish(std::string_view body, bool broadcast, std::si
     return errc::invalid_request;
   }
   std::string event{default_api_event};
-  if (auto tags = doc.find("tags"); tags != doc.end() && !tags->is_null()) {
-    if (!tags->is_object()) {
-      detail = "\"tags\" must be an object of strings";
+  publication_tags tags;
+  if (auto t = doc.find("tags"); t != doc.end() && !t->is_null()) {
+    // `tags.event` is the event name; the other tags travel with the publication.
+    if (!read_tags(*t, event_tag_policy::take, tags, event, detail))
       return errc::invalid_request;
-    }
-    for (const auto& [name, value] : tags->items())
-      if (!value.is_string()) {
-        detail = "\"tags." + name + "\" must be a string (\"tags\" is an object of strings)";
-        return errc::invalid_request;
-      }
-    if (auto ev = tags->find("event"); ev != tags->end())
-      event = ev->get<std::string>();
   }
   // The same checks as POST /v1/publish, on the same shape.
   json herald{{"event", std::move(event)}, {"data", std::move(*data)}};
+  if (!tags.empty()) {
+    json rest = json::object();
+    for (auto& [k, v] : tags)
+      rest[k] = std::move(v);
+    herald["tags"] = std::move(rest);
+  }
   if (auto ch = doc.find(names); ch != doc.end())
     herald[names] = std::move(*ch);
   for (const char* field : {"idempotency_key", "version", "version_epoch"})

@@ -30,10 +30,12 @@ inline constexpr std::size_t max_history_limit = 1000;
 /// "idempotency_key":".."}` (or, `broadcast` true, a /api/broadcast body with
 /// `"channels":[...]` instead of `channel`) into a publish request, validated
 /// as POST /v1/publish validates (docs/protocol.md "Publish"). The event name
-/// is `tags.event` (default: default_api_event); other tags and Centrifugo
-/// fields Herald has no use for (`skip_history`, `b64data`, `delta`, ...) are
-/// refused when they would change the meaning (`b64data`, `skip_history`
-/// true) and ignored otherwise; every tag must be a string. A channel listed
+/// is `tags.event` (default: default_api_event); the other tags (bounded as
+/// net/wire/tags.hpp read_tags() says) travel with the publication, for
+/// subscribers' filters and Centrifugo pushes. Centrifugo fields Herald has
+/// no use for (`skip_history`, `b64data`, `delta`, ...) are refused when
+/// they would change the meaning (`b64data`, `skip_history` true) and
+/// ignored otherwise; every tag must be a string. A channel listed
 /// twice in `channels` is published twice, one response each, in order (as
 /// Centrifugo does). Never throws.
 /// @returns `{}` or errc::invalid_json (HTTP 400, body not JSON), or

@@ -1,5 +1,7 @@
 #include "net/wire/ws/protocol.hpp"
 
+#include "net/wire/tags_filter.hpp"
+
 #include "net/wire/channel_name.hpp"
 #include "net/wire/json_input.hpp"
 
@@ -126,6 +128,15 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
       }
       cmd.delta = true;
     }
+    if (auto f = doc.find("filter"); f != doc.end() && !f->is_null()) {
+      std::string why;
+      cmd.filter = tags_filter::parse(*f, why);
+      if (!cmd.filter) {
+        err = {errc::invalid_request, id, "invalid \"filter\": " + why, cmd.channel};
+        err.subscribe = true;
+        return false;
+      }
+    }
   }
   out = std::move(cmd);
   return true;
@@ -195,7 +206,8 @@ std::string encode_error(const json& id, errc code, std::string_view message,
 }
 
 std::string encode_publication(std::string_view channel, std::uint64_t offset,
-                               std::string_view event, std::string_view data_json) {
+                               std::string_view event, std::string_view data_json,
+                               const publication_tags& tags) {
   // Channel and event are validated names ([A-Za-z0-9_.:-] and a StrKey), so
   // they need no escaping; data is already compact JSON.
   std::string out;
@@ -206,18 +218,25 @@ std::string encode_publication(std::string_view channel, std::uint64_t offset,
   out += std::to_string(offset);
   out += R"(,"event":")";
   out += event;
-  out += R"(","data":)";
+  if (!tags.empty()) {
+    out += R"(","tags":{)";
+    append_tag_members(out, tags);
+    out += R"(},"data":)";
+  } else {
+    out += R"(","data":)";
+  }
   out += data_json;
   out += '}';
   return out;
 }
 
 std::string encode_delta_publication(std::string_view channel, std::uint64_t offset,
-                                     std::string_view event, std::string_view text, bool as_delta) {
+                                     std::string_view event, std::string_view text, bool as_delta,
+                                     const publication_tags& tags) {
   // Valid UTF-8 by construction; `replace` only keeps a bug from throwing.
   auto out = encode_publication(
     channel, offset, event,
-    json(std::string{text}).dump(-1, ' ', false, json::error_handler_t::replace));
+    json(std::string{text}).dump(-1, ' ', false, json::error_handler_t::replace), tags);
   if (as_delta) {
     out.pop_back(); // '}'
     out += R"(,"delta":true})";

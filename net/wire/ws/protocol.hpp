@@ -5,6 +5,8 @@
 
 #include "net/wire/errors.hpp"
 #include "net/wire/stream_position.hpp"
+#include "net/wire/tags.hpp"
+#include "net/wire/tags_filter.hpp"
 
 #include <nlohmann/json.hpp>
 
@@ -29,6 +31,9 @@ struct command {
   /// subscribe only: `"delta":"fossil"` asked for delta compression (the
   /// only format; another value is refused invalid_request)
   bool delta = false;
+  /// subscribe only: `"filter":<FilterNode>` (net/wire/tags_filter.hpp),
+  /// null when absent; an invalid tree is refused invalid_request
+  tags_filter_ptr filter;
   std::string token;                    ///< connect/refresh only: the JWT (docs/auth.md)
 };
 
@@ -44,7 +49,8 @@ struct command_error {
 /// Parses one client message. Never throws.
 /// @returns false and fills `err` (errc::invalid_json, invalid_request,
 ///          unknown_op, invalid_channel, invalid_since) when the message is
-///          not a valid command. `connect` and `refresh` need a string
+///          not a valid command (a bad subscribe `filter`: invalid_request,
+///          the message says which node). `connect` and `refresh` need a string
 ///          `token` (checked later, by the connection actor).
 bool parse_command(std::string_view text, command& out, command_error& err);
 
@@ -81,10 +87,13 @@ std::string encode_refresh_required(std::int64_t expires_at);
 /// `{"op":"gap","channel":..,"reason":..}`: a live gap (docs/protocol.md "Gaps").
 std::string encode_gap(std::string_view channel, std::string_view reason);
 
-/// `{"op":"publication","channel":..,"offset":N,"event":..,"data":<data_json>}`.
+/// `{"op":"publication","channel":..,"offset":N,"event":..,"data":<data_json>}`,
+/// with `"tags":{"k":"v",...}` before `data` when the publication has tags
+/// besides its event (docs/protocol.md "Tags").
 /// @param data_json compact JSON text, inserted as is.
 std::string encode_publication(std::string_view channel, std::uint64_t offset,
-                               std::string_view event, std::string_view data_json);
+                               std::string_view event, std::string_view data_json,
+                               const publication_tags& tags = {});
 
 /// A publication on a subscription that negotiated delta compression
 /// (docs/protocol.md "Delta compression"): `{"op":"publication","channel":..,
@@ -94,6 +103,7 @@ std::string encode_publication(std::string_view channel, std::uint64_t offset,
 /// publication's data text into this one's. Both are UTF-8 (the delta keeps
 /// the data's characters whole), so they travel as JSON strings.
 std::string encode_delta_publication(std::string_view channel, std::uint64_t offset,
-                                     std::string_view event, std::string_view text, bool as_delta);
+                                     std::string_view event, std::string_view text, bool as_delta,
+                                     const publication_tags& tags = {});
 
 } // namespace herald::net::ws

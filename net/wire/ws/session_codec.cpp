@@ -29,7 +29,7 @@ public:
   }
   publication_bytes delta_message(const publication& p, bool as_delta) const override {
     auto build = [&p](bool d, frame& body, std::string& header) {
-      body = make_frame(encode_delta_publication(p.channel, p.offset, p.event, d ? p.delta : p.data, d));
+      body = make_frame(encode_delta_publication(p.channel, p.offset, p.event, d ? p.delta : p.data, d, p.tags));
       char h[max_server_header_bytes];
       header.assign(h, encode_header(opcode::text, body->size(), h));
     };

@@ -692,3 +692,165 @@ TEST_CASE("a class that refuses deltas: the reply says none, publications go who
   REQUIRE(r.bodies.size() == 1u);
   CHECK(r.bodies[0].find(R"("data":{"n":5})") != std::string::npos);
 }
+
+// -- filters (net/wire/tags_filter.hpp) -------------------------------------
+
+namespace {
+// A publication of stream:1 with event `event`.
+publication_ptr tagged(std::uint64_t offset, std::string event, std::string epoch = "e") {
+  auto p = std::make_shared<publication>();
+  p->channel = "stream:1";
+  p->epoch = std::move(epoch);
+  p->offset = offset;
+  p->event = std::move(event);
+  p->data = R"({"n":)" + std::to_string(offset) + "}";
+  p->delta = "D" + std::to_string(offset);
+  p->accepted_ns = 42;
+  return p;
+}
+
+tags_filter_ptr only(std::string event) {
+  return tags_filter::event_in({std::move(event)});
+}
+} // namespace
+
+TEST_CASE("filter ws: live, replayed and recovered publications pass the filter alike: "
+          "the filtered ones advance the position without a gap",
+          "[subscription_table][filter]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.expect("stream:1", 1, 1, stream_position{"e", 2}, false, {}, false, only("withdrawn"));
+  t.on_answer(answer("stream:1", 1, "e", 5, true,
+                     {tagged(3, "withdrawn"), tagged(4, "trade"), tagged(5, "trade")}));
+  t.on_publication(tagged(5, "withdrawn")); // the seam: 5 was replayed (and filtered)
+  t.on_publication(tagged(6, "trade"));
+  t.on_publication(tagged(7, "withdrawn"));
+  t.on_publication(tagged(8, "trade"));
+  t.on_publication(tagged(9, "trade"));
+  t.on_publication(tagged(10, "withdrawn")); // after two filtered ones: no gap
+  REQUIRE(r.out.size() == 4u);
+  CHECK(json::parse(r.out[0])["recovered"] == true);
+  CHECK(r.out[1] == "pub stream:1 3");
+  CHECK(r.out[2] == "pub stream:1 7");
+  CHECK(r.out[3] == "pub stream:1 10");
+  // A real jump is still a gap, and a filtered publication after it is silent.
+  t.on_publication(tagged(12, "trade"));
+  REQUIRE(r.out.size() == 5u);
+  CHECK(json::parse(r.out[4])["reason"] == "missed_publications");
+  t.on_publication(tagged(13, "withdrawn"));
+  REQUIRE(r.out.size() == 6u);
+  CHECK(r.out[5] == "pub stream:1 13");
+  // Without a filter, everything: the filter is per subscription.
+  recorded all;
+  subscription_table u{metrics::transport::ws, ws_herald(), all};
+  u.expect("stream:1", 1, 1, std::nullopt);
+  u.on_answer(answer("stream:1", 1, "e", 0));
+  u.on_publication(tagged(1, "trade"));
+  u.on_publication(tagged(2, "withdrawn"));
+  CHECK(all.out.size() == 3u);
+}
+
+TEST_CASE("filter ws: a filter on one channel leaves the connection's other channels alone",
+          "[subscription_table][filter]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.expect("stream:1", 1, 1, std::nullopt, false, {}, false, only("withdrawn"));
+  t.expect("stream:2", 2, 2, std::nullopt);
+  t.on_answer(answer("stream:1", 1, "e", 0));
+  t.on_answer(answer("stream:2", 2, "e", 0));
+  auto two = tagged(1, "trade");
+  std::const_pointer_cast<publication>(two)->channel = "stream:2";
+  t.on_publication(tagged(1, "trade"));
+  t.on_publication(two);
+  REQUIRE(r.out.size() == 3u);
+  CHECK(r.out[2] == "pub stream:2 1");
+  // A renewed subscribe replaces the filter (here: none).
+  t.forget("stream:1", std::nullopt);
+  t.expect("stream:1", 3, 3, stream_position{"e", 1});
+  t.on_answer(answer("stream:1", 3, "e", 2, true, {tagged(2, "trade")}));
+  CHECK(r.out.back() == "pub stream:1 2");
+}
+
+TEST_CASE("filter sse: filtered publications write nothing, the next event's cursor names "
+          "them, and a reconnect from it does not send them again",
+          "[subscription_table][filter]") {
+  recorded r;
+  r.cursor = true;
+  subscription_table t{metrics::transport::sse, sse_codec(), r};
+  t.begin({"stream:1"}, {}, only("withdrawn"));
+  t.on_answer(answer("stream:1", 5, "e", 2));
+  REQUIRE(r.out.size() == 1u); // herald.cursor
+  t.on_publication(tagged(3, "trade"));
+  t.on_publication(tagged(4, "trade"));
+  CHECK(r.out.size() == 1u);
+  CHECK(parse_id("id: " + t.cursor() + "\n")[0].position.offset == 4u); // the cursor moved on
+  t.on_publication(tagged(5, "withdrawn"));
+  REQUIRE(r.out.size() == 2u);
+  CHECK(r.out[1] == "pub stream:1 5");
+  CHECK(parse_id(r.ids[1])[0].position.offset == 5u);
+  t.on_publication(tagged(6, "trade"));
+  const auto cursor = t.cursor();
+  CHECK(parse_id("id: " + cursor + "\n")[0].position.offset == 6u);
+
+  // The client reconnects from the last id it read (offset 5): the replay
+  // holds 6 (filtered) and 7; only 7 is written, with a cursor at 7.
+  recorded again;
+  again.cursor = true;
+  subscription_table u{metrics::transport::sse, sse_codec(), again};
+  u.begin({"stream:1"}, parse_id(r.ids[1]), only("withdrawn"));
+  u.on_answer(answer("stream:1", 1, "e", 7, true, {tagged(6, "trade"), tagged(7, "withdrawn")}));
+  REQUIRE(again.out.size() == 1u);
+  CHECK(again.out[0] == "pub stream:1 7");
+  CHECK(parse_id(again.ids[0])[0].position.offset == 7u);
+
+  // A recovery whose replay is all filtered out still gives the client its
+  // cursor (a herald.cursor event), past the filtered publications.
+  recorded none;
+  none.cursor = true;
+  subscription_table v{metrics::transport::sse, sse_codec(), none};
+  v.begin({"stream:1"}, parse_id(r.ids[1]), only("withdrawn"));
+  v.on_answer(answer("stream:1", 1, "e", 6, true, {tagged(6, "trade")}));
+  REQUIRE(none.out.size() == 1u);
+  CHECK(none.out[0] == "event: herald.cursor\ndata: {}\n\n");
+  CHECK(parse_id(none.ids[0])[0].position.offset == 6u);
+}
+
+TEST_CASE("filter centrifugo: the reply's replay holds only matching publications and live "
+          "ones are filtered without an unsubscribe push",
+          "[subscription_table][filter][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
+  t.expect("stream:1", 1, 2, stream_position{"e", 3}, false, {}, false, only("withdrawn"));
+  t.on_answer(answer("stream:1", 1, "e", 6, true,
+                     {tagged(4, "trade"), tagged(5, "withdrawn"), tagged(6, "trade")}));
+  t.on_publication(tagged(7, "trade"));
+  t.on_publication(tagged(8, "withdrawn"));
+  REQUIRE(r.out.size() == 2u);
+  auto reply = json::parse(r.out[0]);
+  CHECK(reply["subscribe"]["recovered"] == true);
+  REQUIRE(reply["subscribe"]["publications"].size() == 1u);
+  CHECK(reply["subscribe"]["publications"][0]["offset"] == 5);
+  CHECK(r.out[1] == "pub stream:1 8"); // no gap push (2500) for 7
+}
+
+TEST_CASE("filter ws delta: after a filtered publication the next one goes in full",
+          "[subscription_table][filter][delta]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.expect("stream:1", 1, 1, std::nullopt, false, {}, true, only("withdrawn"));
+  t.on_answer(answer("stream:1", 1, "e", 0));
+  t.on_publication(tagged(1, "withdrawn"));
+  t.on_publication(tagged(2, "withdrawn"));
+  t.on_publication(tagged(3, "trade"));
+  t.on_publication(tagged(4, "withdrawn"));
+  t.on_publication(tagged(5, "withdrawn"));
+  REQUIRE(r.bodies.size() == 4u);
+  auto msg = [&](std::size_t i) { return json::parse(r.bodies[i]); };
+  CHECK(msg(0)["data"] == R"({"n":1})");
+  CHECK(msg(1)["data"] == "D2"); // on top of 1, which the client holds
+  CHECK(msg(2)["offset"] == 4);
+  CHECK(msg(2)["data"] == R"({"n":4})"); // its delta is against 3, which the client lacks
+  CHECK_FALSE(msg(2).contains("delta"));
+  CHECK(msg(3)["data"] == "D5");
+}

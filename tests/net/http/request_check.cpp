@@ -195,3 +195,42 @@ TEST_CASE("check_singular: ?token and ?last_event_id once on /v1/sse, channel re
   // Other routes read no query parameter.
   CHECK(http::check_singular(f, "/v1/ws?token=A&token=B", route::ws, detail) == errc::none);
 }
+
+TEST_CASE("parse_sse_request: event names are the connection's filter", "[http][sse][filter]") {
+  std::string detail;
+  {
+    sse_subscription sub;
+    CHECK(http::parse_sse_request(
+            "/v1/sse?event=withdrawn&channel=stream:1&event=topped_up&event=withdrawn", nullptr, 64,
+            sub, detail) == errc::none);
+    CHECK(sub.events == std::vector<std::string>{"withdrawn", "topped_up"});
+  }
+  {
+    sse_subscription sub;
+    CHECK(http::parse_sse_request("/v1/sse?channel=stream:1", nullptr, 64, sub, detail) ==
+          errc::none);
+    CHECK(sub.events.empty());
+  }
+  for (const char* bad : {"event=", "event=herald.gap", "event=a%20b", "event=%C3%A9"}) {
+    sse_subscription sub;
+    detail.clear();
+    CAPTURE(bad);
+    CHECK(http::parse_sse_request(std::string{"/v1/sse?channel=stream:1&"} + bad, nullptr, 64, sub,
+                                  detail) == errc::invalid_event);
+    CHECK(detail.find("event name") != std::string::npos);
+  }
+  std::string many = "/v1/sse?channel=stream:1";
+  for (std::size_t i = 0; i < max_sse_events; ++i)
+    many += "&event=e" + std::to_string(i);
+  {
+    sse_subscription sub;
+    CHECK(http::parse_sse_request(many, nullptr, 64, sub, detail) == errc::none);
+    CHECK(sub.events.size() == max_sse_events);
+  }
+  {
+    sse_subscription sub;
+    CHECK(http::parse_sse_request(many + "&event=one_more", nullptr, 64, sub, detail) ==
+          errc::invalid_request);
+    CHECK(detail.find("at most 32") != std::string::npos);
+  }
+}

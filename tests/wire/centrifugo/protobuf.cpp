@@ -399,3 +399,57 @@ TEST_CASE("protobuf: delimited() writes the length as a base-128 varint", "[prot
   CHECK(protobuf::delimited(std::string(300, 'a')).substr(0, 2) == "\xac\x02");
   CHECK(protobuf::delimited(std::string(300, 'a')).size() == 302u);
 }
+
+TEST_CASE("protobuf: SubscribeRequest.tf = 13 is the tags filter: bad trees and tf with delta "
+          "are refused 107 and pushes carry Publication.tags = 7",
+          "[protobuf][filter]") {
+  auto sub = [](std::uint32_t id, const std::string& body) {
+    return delimit(field_varint(cmd_id, id) + field_bytes(cmd_subscribe, body));
+  };
+  // FilterNode: op 1, key 2, cmp 3, val 4, vals 5, nodes 6.
+  auto leaf = field_bytes(2, "asset") + field_bytes(3, "in") + field_bytes(5, "USDC") +
+              field_bytes(5, "XLM");
+  auto tree = field_bytes(1, "and") + field_bytes(6, leaf) +
+              field_bytes(6, field_bytes(2, "event") + field_bytes(3, "eq") +
+                               field_bytes(4, "withdrawn"));
+  std::string deep = field_bytes(2, "a") + field_bytes(3, "ex");
+  for (int i = 0; i < 9; ++i)
+    deep = field_bytes(1, "not") + field_bytes(6, deep);
+  auto cmds = protobuf::parse_commands(
+    sub(1, field_bytes(1, "stream:1") + field_bytes(13, tree)) +
+    sub(2, field_bytes(1, "stream:1") + field_bytes(13, field_bytes(2, "a") + field_bytes(3, "gt") +
+                                                          field_bytes(4, "ten"))) +
+    sub(3, field_bytes(1, "stream:1") + field_bytes(12, "fossil") + field_bytes(13, leaf)) +
+    sub(4, field_bytes(1, "stream:1") + field_bytes(13, deep)) +
+    sub(5, field_bytes(1, "stream:1") + field_bytes(13, "")));
+  REQUIRE(cmds.size() == 5u);
+  REQUIRE(cmds[0].ok);
+  REQUIRE(cmds[0].cmd.filter);
+  CHECK(cmds[0].cmd.filter->to_json() ==
+        R"({"nodes":[{"cmp":"in","key":"asset","vals":["USDC","XLM"]},)"
+        R"({"cmp":"eq","key":"event","val":"withdrawn"}],"op":"and"})");
+  CHECK(cmds[0].cmd.filter->matches("withdrawn", {{"asset", "XLM"}}));
+  CHECK_FALSE(cmds[0].cmd.filter->matches("withdrawn", {{"asset", "EURC"}}));
+  for (std::size_t i : {1u, 2u, 3u, 4u}) {
+    INFO(i);
+    CHECK_FALSE(cmds[i].ok);
+    CHECK(cmds[i].err.id == i + 1);
+    CHECK(cmds[i].err.code == error_code::bad_request);
+  }
+  CHECK(cmds[1].err.message.find("decimal number") != std::string::npos);
+  CHECK(cmds[2].err.message.find("cannot be combined with \"delta\"") != std::string::npos);
+  CHECK(cmds[3].err.message.find("deeper than 8") != std::string::npos);
+  CHECK(cmds[4].err.message.find("cmp must be one of") != std::string::npos); // an empty node
+
+  // The push's Publication.tags (map<string,string> = 7): the event and the other tags.
+  auto p = make_pub(3);
+  p->tags = {{"asset", "USDC"}, {"memo", "caf\xc3\xa9"}};
+  auto pub = read(read(read(undelimit(*protobuf_codec().publication_push(*p).body)).b(4)).b(4));
+  std::map<std::string, std::string> tags;
+  for (auto [it, end] = pub.bytes.equal_range(7); it != end; ++it) {
+    auto entry = read(it->second);
+    tags[entry.b(1)] = entry.b(2);
+  }
+  CHECK(tags == std::map<std::string, std::string>{
+                  {"event", "withdrawn"}, {"asset", "USDC"}, {"memo", "caf\xc3\xa9"}});
+}

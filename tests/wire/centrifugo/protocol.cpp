@@ -226,3 +226,46 @@ TEST_CASE("centrifugo: Herald's close codes become Centrifugo's", "[centrifugo]"
   CHECK(close_for(1009, "x").first == 1009);
   CHECK(close_for(3501, "bad request: connect first").first == 3501);
 }
+
+TEST_CASE("centrifugo: subscribe's tf is the tags filter: a bad tree, or tf with delta, is "
+          "refused 107 with the reason",
+          "[centrifugo][filter]") {
+  auto cmds = parse_commands(
+    R"({"id":1,"subscribe":{"channel":"stream:1","tf":{"key":"asset","cmp":"eq","val":"USDC"}}})"
+    "\n"
+    R"({"id":2,"subscribe":{"channel":"stream:1","tf":{"key":"asset","cmp":"eq"}}})"
+    "\n"
+    R"({"id":3,"subscribe":{"channel":"stream:1","delta":"fossil","tf":{"key":"a","cmp":"ex"}}})"
+    "\n"
+    R"({"id":4,"subscribe":{"channel":"stream:1","tf":null}})"
+    "\n"
+    R"({"id":5,"subscribe":{"channel":"stream:1","tf":"asset=USDC"}})");
+  REQUIRE(cmds.size() == 5u);
+  REQUIRE(cmds[0].ok);
+  REQUIRE(cmds[0].cmd.filter);
+  CHECK(cmds[0].cmd.filter->matches("e", {{"asset", "USDC"}}));
+  CHECK_FALSE(cmds[0].cmd.filter->matches("e", {{"asset", "XLM"}}));
+  for (std::size_t i : {1u, 2u, 4u}) {
+    INFO(i);
+    CHECK_FALSE(cmds[i].ok);
+    CHECK(cmds[i].err.id == i + 1);
+    CHECK(cmds[i].err.code == error_code::bad_request);
+  }
+  CHECK(cmds[1].err.message.find("invalid tags filter \"tf\": \"eq\" takes a non-empty val") == 0);
+  CHECK(cmds[2].err.message.find("cannot be combined with \"delta\"") != std::string::npos);
+  CHECK(cmds[4].err.message.find("must be an object") != std::string::npos);
+  REQUIRE(cmds[3].ok);
+  CHECK_FALSE(cmds[3].cmd.filter);
+}
+
+TEST_CASE("centrifugo: a publication's tags travel in pub.tags beside the event",
+          "[centrifugo][filter]") {
+  auto p = make_pub(5);
+  p->tags = {{"asset", "USDC"}, {"note", "a \"quoted\"\nline"}};
+  auto pub = json::parse(encode_publication_object(*p));
+  CHECK(pub["tags"] == json{{"event", "withdrawn"}, {"asset", "USDC"}, {"note", "a \"quoted\"\nline"}});
+  auto q = make_pub(6);
+  p->delta = "x";
+  CHECK(json::parse(encode_delta_object(*p, true))["tags"]["asset"] == "USDC");
+  CHECK(json::parse(encode_publication_object(*q))["tags"] == json{{"event", "withdrawn"}});
+}

@@ -391,3 +391,23 @@ TEST_CASE("encode_publish_response names the suppressed channels and why",
         R"({"offsets":{"stream:1":4,"stream:2":9},"suppressed":{"stream:2":"stale_version"}})");
   CHECK(encode_publish_response({"stream:1"}, {4}, {""}) == R"({"offsets":{"stream:1":4}})");
 }
+
+TEST_CASE("publish: tags are an optional object of strings and a tag event is refused",
+          "[publish][tags]") {
+  auto req = accept(R"({"channel":"stream:1","event":"withdrawn","data":1,)"
+                    R"("tags":{"asset":"USDC","memo":"rent"}})");
+  CHECK(req.tags == herald::net::publication_tags{{"asset", "USDC"}, {"memo", "rent"}});
+  CHECK(accept(R"({"channel":"stream:1","event":"e","data":1})").tags.empty());
+  CHECK(accept(R"({"channel":"stream:1","event":"e","data":1,"tags":null})").tags.empty());
+  for (const char* body :
+       {R"({"channel":"stream:1","event":"e","data":1,"tags":["a"]})",
+        R"({"channel":"stream:1","event":"e","data":1,"tags":{"a":1}})",
+        R"({"channel":"stream:1","event":"e","data":1,"tags":{"event":"e"}})",
+        R"({"channel":"stream:1","event":"e","data":1,"tags":{"":"x"}})"}) {
+    publish_request out;
+    std::string detail;
+    CAPTURE(body);
+    CHECK(parse_publish_request(body, 64, out, detail) == errc::invalid_request);
+    CHECK(detail.find("tag") != std::string::npos);
+  }
+}

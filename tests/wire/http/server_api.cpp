@@ -91,3 +91,22 @@ TEST_CASE("api publish: version and version_epoch as on /v1/publish, and suppres
   CHECK(many["result"]["responses"][0]["result"]["suppressed"] == true);
   CHECK_FALSE(many["result"]["responses"][1]["result"].contains("suppressed"));
 }
+
+TEST_CASE("api publish: tags.event is the event, the other tags travel with the publication",
+          "[server_api][tags]") {
+  publish_request req;
+  std::string detail;
+  REQUIRE_FALSE(parse_api_publish(
+    R"({"channel":"stream:1","data":1,"tags":{"event":"withdrawn","asset":"USDC","z":""}})", false,
+    64, req, detail));
+  CHECK(req.event == "withdrawn");
+  CHECK(req.tags == herald::net::publication_tags{{"asset", "USDC"}, {"z", ""}});
+  REQUIRE_FALSE(parse_api_publish(R"({"channels":["stream:1","stream:2"],"data":1,)"
+                                  R"("tags":{"asset":"XLM"}})",
+                                  true, 64, req, detail));
+  CHECK(req.event == "publication");
+  CHECK(req.tags == herald::net::publication_tags{{"asset", "XLM"}});
+  CHECK(parse_api_publish(R"({"channel":"stream:1","data":1,"tags":{"":"x"}})", false, 64, req,
+                          detail) == errc::invalid_request);
+  CHECK(detail.find("tag key") != std::string::npos);
+}

@@ -523,3 +523,36 @@ TEST_CASE("connected, refreshed, refresh_required and gap are built by the codec
   CHECK(json::parse(encode_gap("stream:1", "epoch_changed")) ==
         json::parse(R"({"op":"gap","channel":"stream:1","reason":"epoch_changed"})"));
 }
+
+TEST_CASE("subscribe with a filter: a bad filter is refused invalid_request with the reason",
+          "[ws][protocol][filter]") {
+  auto cmd = accept(
+    R"({"op":"subscribe","channel":"stream:1","filter":{"key":"event","cmp":"in","vals":["a","b"]}})");
+  REQUIRE(cmd.filter);
+  CHECK(cmd.filter->matches("b", {}));
+  CHECK_FALSE(cmd.filter->matches("c", {}));
+  CHECK_FALSE(accept(R"({"op":"subscribe","channel":"stream:1","filter":null})").filter);
+  for (auto text :
+       {R"({"op":"subscribe","id":4,"channel":"stream:1","filter":{"key":"a","cmp":"near"}})",
+        R"({"op":"subscribe","id":4,"channel":"stream:1","filter":"event=a"})",
+        R"({"op":"subscribe","id":4,"channel":"stream:1","filter":{"op":"not","nodes":[]}})"}) {
+    auto err = refuse(text);
+    CHECK(err.code == errc::invalid_request);
+    CHECK(err.id == 4);
+    CHECK(err.channel == "stream:1");
+    CHECK(err.subscribe);
+    CHECK(err.message.rfind("invalid \"filter\": ", 0) == 0);
+  }
+}
+
+TEST_CASE("encode_publication carries tags when the publication has some",
+          "[ws][protocol][encoder][filter]") {
+  herald::net::publication_tags tags{{"asset", "USDC"}, {"k", "\"v\""}};
+  auto j = json::parse(encode_publication("stream:1", 3, "e", R"({"a":1})", tags));
+  CHECK(j["tags"] == json{{"asset", "USDC"}, {"k", "\"v\""}});
+  CHECK(j["data"] == json{{"a", 1}});
+  CHECK_FALSE(json::parse(encode_publication("stream:1", 3, "e", "1")).contains("tags"));
+  auto d = json::parse(encode_delta_publication("stream:1", 3, "e", "1", true, tags));
+  CHECK(d["tags"]["asset"] == "USDC");
+  CHECK(d["delta"] == true);
+}
