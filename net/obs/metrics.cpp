@@ -40,7 +40,8 @@ enum slot : std::size_t {
   s_redis_reconnects = s_channels + 1,
   s_idempotent_replays = s_redis_reconnects + 1,
   s_redis_write_failures = s_idempotent_replays + 1,
-  s_http_errors = s_redis_write_failures + 1, // [errc]
+  s_conflated = s_redis_write_failures + 1,
+  s_http_errors = s_conflated + 1, // [errc]
   slot_count = s_http_errors + errc_slots,
 };
 
@@ -401,6 +402,10 @@ void idempotent_replay() noexcept {
   add(s_idempotent_replays, 1);
 }
 
+void conflated(std::uint64_t n) noexcept {
+  add(s_conflated, static_cast<std::int64_t>(n));
+}
+
 void set_redis_writable(bool writable) noexcept {
   if (!writable && redis_writable.exchange(0, std::memory_order_relaxed) != 0)
     add(s_redis_write_failures, 1);
@@ -537,6 +542,12 @@ std::string render() {
            "Publishes to a channel that repeated an idempotency key within the window: answered "
            "with the first publication's offset, nothing delivered.");
   w.sample("herald_publish_idempotent_replays_total", {}, t.slots[s_idempotent_replays]);
+
+  w.family("herald_conflated_publications_total", "counter",
+           "Publications dropped from a client's outbound queue by the overflow policy conflate: "
+           "a newer publication of the same channel replaced them while the queue was over "
+           "--client-max-buffer.");
+  w.sample("herald_conflated_publications_total", {}, t.slots[s_conflated]);
 
   if (auto state = redis_state.load(std::memory_order_relaxed); state >= 0) {
     w.family("herald_redis_writable", "gauge",

@@ -133,6 +133,11 @@ void set_redis_problem(redis_problem p) noexcept;
 /// A publish to one channel repeated an idempotency key within the window.
 void idempotent_replay() noexcept;
 
+/// `n` publications were dropped from a client's outbound queue by the
+/// overflow policy conflate (net/core/outbound_queue.hpp): a newer one of
+/// the same subscription replaced them.
+void conflated(std::uint64_t n = 1) noexcept;
+
 /// Cluster mode: Redis stored a publication (true) or refused a write
 /// (false: read-only replica, OOM, script error). Counts the episodes.
 void set_redis_writable(bool writable) noexcept;
