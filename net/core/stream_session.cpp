@@ -168,10 +168,10 @@ void stream_session::on_timer() {
 // 5.5.1: nothing after a Close frame; SSE: no event after the slow-client
 // gap, whose cursor must be the last one the client holds).
 void stream_session::write_publication(const publication&, std::string prefix, const frame& body,
-                                       std::int64_t accepted_ns) {
+                                       std::int64_t accepted_ns, conflation_key key) {
   if (closing_ || closed_)
     return;
-  push(std::move(prefix), body, accepted_ns);
+  push(std::move(prefix), body, accepted_ns, key);
 }
 
 void stream_session::write_message(std::string id_line, std::string body) {
@@ -190,10 +190,13 @@ void stream_session::on_publication(const publication_ptr& p) {
     table_.on_publication(p);
 }
 
-void stream_session::push(std::string&& prefix, frame body, std::int64_t accepted_ns) {
+void stream_session::push(std::string&& prefix, frame body, std::int64_t accepted_ns,
+                          outbound_queue::conflation_key key) {
   if (closed_)
     return;
-  auto mark = queue_.push(std::move(prefix), std::move(body), accepted_ns);
+  // Over the mark the queue conflates what it can (keyed publications);
+  // crossed_high means that what it cannot shed passed the mark.
+  auto mark = queue_.push(std::move(prefix), std::move(body), accepted_ns, key);
   if (mark == outbound_queue::watermark::crossed_high && !closing_) {
     // The slow-client policy (backpressure), applied here, at the mark: the
     // client is closed as slow_client (its codec says it: WebSocket 1013,

@@ -16,12 +16,17 @@
 // (net/wire/session_codec.hpp), chosen by the transport when the stream
 // opens; this class never asks which one it is.
 //
-// Overflow policy (backpressure): when the queued bytes cross the
-// high-water mark (--client-max-buffer) the session closes the client
-// itself as slow_client (what is queued is dropped; its codec writes the
-// close: WebSocket 1013, SSE a last herald.gap) and reports
-// session_events::on_closed(slow_client) to the connection actor. A channel
-// never waits for a subscriber.
+// Overflow policy (backpressure): the policy is per subscription, from its
+// channel's class (net/wire/channel_class.hpp). Publications of a
+// subscription with `conflate` carry its conflation key into the queue:
+// while the queue is over the high-water mark (--client-max-buffer) only
+// the newest pending publication per such subscription stays
+// (net/core/outbound_queue.hpp). When the bytes conflation cannot shed
+// (everything else, in flight included) cross the mark, policy `close`:
+// the session closes the client itself as slow_client (what is queued is
+// dropped; its codec writes the close: WebSocket 1013, SSE a last
+// herald.gap) and reports session_events::on_closed(slow_client) to the
+// connection actor. A channel never waits for a subscriber.
 //
 // Deadlines: one timer per session, armed at the earliest of its deadlines
 // (the close's grace, the write timeout, the earliest pending subscribe's
@@ -90,16 +95,19 @@ protected:
   /// flight. Applies the high-water mark (the slow-client close). @param
   /// accepted_ns when the publication in `body` was accepted
   /// (net/obs/metrics.hpp now_ns()), for publish-to-write latency; 0 for
-  /// anything that is not a publication.
-  void push(std::string&& prefix, frame body, std::int64_t accepted_ns = 0);
+  /// anything that is not a publication. @param key the conflation key of
+  /// the publication's subscription (outbound_queue::push), 0 for none.
+  void push(std::string&& prefix, frame body, std::int64_t accepted_ns = 0,
+            outbound_queue::conflation_key key = 0);
   /// Closes as `req` says (see session_control::close); on the shard thread.
   void on_close(close_request req);
   /// Closes the socket, cancels timers, reports on_closed once.
   void finish(close_reason reason);
 
   // -- subscription_table::output ------------------------------------------
+  using conflation_key = subscription_table::conflation_key;
   void write_publication(const publication& p, std::string prefix, const frame& body,
-                         std::int64_t accepted_ns) override;
+                         std::int64_t accepted_ns, conflation_key key) override;
   void write_message(std::string id_line, std::string body) override;
 
   // -- what a transport adds ----------------------------------------------

@@ -106,7 +106,7 @@ public:
 private:
   // stream_session
   void write_publication(const publication& p, std::string prefix, const frame& body,
-                         std::int64_t accepted_ns) override;
+                         std::int64_t accepted_ns, conflation_key key) override;
   void push_message(std::string prefix, frame message, std::int64_t accepted_ns) override;
   void push_final(close_request& req) override;
   void on_final_written() override;

@@ -132,7 +132,8 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
 }
 
 std::string encode_subscribed(const json& id, std::string_view channel, const stream_position& pos,
-                              bool recovered, std::string_view reason, bool delta) {
+                              bool recovered, std::string_view reason, bool delta,
+                              bool conflated) {
   json j{{"op", "subscribed"}};
   put_id(j, id);
   j["channel"] = channel;
@@ -143,6 +144,8 @@ std::string encode_subscribed(const json& id, std::string_view channel, const st
     j["reason"] = reason;
   if (delta)
     j["delta"] = true;
+  if (conflated)
+    j["conflated"] = true;
   return dump_compact(j);
 }
 
