@@ -113,11 +113,11 @@ void remove_subscriber(channel_pointer self, const caf::actor& who) {
 void answer(channel_pointer self, const subscribe_request& req, bool monitored = false) {
   auto& st = self->state;
   st.prune(self->clock().now());
-  auto rec = st.decide(req.since, req.epoch_history);
+  auto rec = st.decide(req.since, req.epoch_history, st.recovery);
   auto [it, added] = st.subscribers.try_emplace(req.subscriber, req.sink);
   if (!added)
     it->second = req.sink;
-  if (req.delta)
+  if (req.delta && st.delta_allowed)
     st.deltas = true;
   st.fanout_dirty = true;
   if (added && !monitored)
@@ -130,6 +130,9 @@ void answer(channel_pointer self, const subscribe_request& req, bool monitored =
     res.recovered = rec.recovered;
     res.reason = std::move(rec.reason);
     res.replay = std::move(rec.replay);
+    res.cached = rec.cached;
+    res.overflow = st.overflow;
+    res.delta_allowed = st.delta_allowed;
     req.sink->home().answer(req.sink, std::move(res));
   }
   self->send(req.subscriber, subscribed_atom_v, st.name, req.request,
@@ -199,8 +202,12 @@ void carry_out(channel_pointer self, cluster_mirror::step step) {
 } // namespace
 
 caf::behavior channel_actor(channel_pointer self, std::string name, std::string epoch,
-                            history_options limits, caf::actor registry, caf::actor gateway) {
+                            history_options limits, caf::actor registry, caf::actor gateway,
+                            const net::channel_class& cls) {
   auto& st = self->state;
+  st.recovery = cls.recovery;
+  st.overflow = cls.overflow;
+  st.delta_allowed = cls.delta;
   st.name = std::move(name);
   st.epoch = std::move(epoch);
   st.limits = limits;

@@ -57,6 +57,12 @@ struct channel_state : channel_log {
   /// for all subscribers: publication::delta), also while no such
   /// subscriber is connected, so one that comes back recovers with deltas.
   bool deltas = false;
+  /// The channel's class (net/wire/channel_class.hpp): its recovery mode,
+  /// overflow policy and whether deltas are allowed (its history bounds are
+  /// in `limits`).
+  net::recovery_mode recovery = net::recovery_mode::stream;
+  net::overflow_policy overflow = net::overflow_policy::close;
+  bool delta_allowed = true;
   /// The subscribers' sessions grouped by shard, as handed to the shards;
   /// rebuilt before a publication when `subscribers` changed.
   std::vector<std::pair<net::shard*, net::subscriber_list_ptr>> fanout_lists;
@@ -97,7 +103,10 @@ using channel_pointer = caf::stateful_actor<channel_state>*;
 /// @param epoch identifier of this history generation ([a-z0-9], 1-32
 ///        chars); ignored in cluster mode, where Redis holds the epoch.
 /// @param gateway the Redis gateway in cluster mode, null otherwise.
+/// @param cls the channel's class: recovery mode, overflow policy and delta
+///        (its history bounds are given in `limits`).
 caf::behavior channel_actor(channel_pointer self, std::string name, std::string epoch,
-                            history_options limits, caf::actor registry, caf::actor gateway);
+                            history_options limits, caf::actor registry, caf::actor gateway,
+                            const net::channel_class& cls);
 
 } // namespace herald::actors

@@ -31,7 +31,22 @@ bool channel_log::holds(const publication& p) const {
 }
 
 recovery channel_log::decide(const std::optional<net::stream_position>& since,
-                             bool epoch_history) const {
+                             bool epoch_history, net::recovery_mode mode) const {
+  auto r = decide_stream(since, epoch_history);
+  if (mode != net::recovery_mode::cache || history.empty())
+    return r;
+  if (since ? r.recovered : false)
+    return r; // exact: every missed publication (none when up to date)
+  // The latest value instead of a gap, or as the first event without a position.
+  r.replay.assign(1, history.back());
+  r.cached = true;
+  r.reason.clear();
+  r.recovered = since.has_value();
+  return r;
+}
+
+recovery channel_log::decide_stream(const std::optional<net::stream_position>& since,
+                                    bool epoch_history) const {
   recovery r;
   if (!since)
     return r;

@@ -8,6 +8,7 @@
 #pragma once
 
 #include "actors/publication.hpp"
+#include "net/wire/channel_class.hpp"
 #include "net/wire/history_bounds.hpp"
 #include "net/wire/stream_position.hpp"
 
@@ -36,6 +37,9 @@ struct recovery {
   bool recovered = false;
   std::string reason; ///< "epoch_changed", "offset_in_future", "history_expired" or empty
   std::vector<publication_ptr> replay;
+  /// Cache recovery: `replay` is the latest publication alone, standing in
+  /// for a recovery that could not be exact (or for no position at all).
+  bool cached = false;
 };
 
 struct channel_log {
@@ -61,8 +65,19 @@ struct channel_log {
   /// @param epoch_history with `since` in another epoch (epoch_changed): the
   ///        replay holds the retained history of the current epoch, oldest
   ///        first, and `recovered` stays false.
-  recovery decide(const std::optional<net::stream_position>& since,
-                  bool epoch_history = false) const;
+  /// @param mode recovery_mode::cache: when the history holds a publication,
+  ///        a subscribe without `since`, or one whose recovery cannot be
+  ///        exact (another epoch, an offset ahead of the channel's, history
+  ///        trimmed or expired past it), gets the latest publication alone
+  ///        (`cached`; `recovered` true when `since` was given, `reason`
+  ///        says why the exact recovery failed). An exact recovery stays
+  ///        exact; an empty history falls back to the stream answer.
+  recovery decide(const std::optional<net::stream_position>& since, bool epoch_history = false,
+                  net::recovery_mode mode = net::recovery_mode::stream) const;
+
+  /// decide() in recovery_mode::stream.
+  recovery decide_stream(const std::optional<net::stream_position>& since,
+                         bool epoch_history) const;
 
   /// The history holds `p` (same epoch assumed): the same event and data at
   /// its offset.

@@ -30,8 +30,18 @@ registry_state::entry& channel_for(registry_pointer self, const std::string& nam
     // Monitored, not linked: a link lives in the registry's own list of
     // attachables, and removing one scans that list, which made stopping
     // many idle channels quadratic. A monitor lives at the channel.
-    auto ch = self->spawn(channel_actor, name, st.make_epoch(), st.history,
-                          caf::actor_cast<caf::actor>(self), st.gateway);
+    net::channel_class cls;
+    if (st.classes) {
+      cls = st.classes->of(name);
+    } else {
+      cls.history_size = st.history.size;
+      cls.history_ttl = std::chrono::duration_cast<std::chrono::seconds>(st.history.ttl);
+    }
+    auto limits = st.history;
+    limits.size = cls.history_size;
+    limits.ttl = cls.history_ttl;
+    auto ch = self->spawn(channel_actor, name, st.make_epoch(), limits,
+                          caf::actor_cast<caf::actor>(self), st.gateway, cls);
     self->monitor(ch);
     st.names.emplace(ch.address(), name);
     it = st.channels.emplace(name, registry_state::entry{std::move(ch), 0}).first;
@@ -44,8 +54,10 @@ registry_state::entry& channel_for(registry_pointer self, const std::string& nam
 } // namespace
 
 caf::behavior channel_registry(registry_pointer self, history_options history,
-                               std::function<std::string()> make_epoch, caf::actor gateway) {
+                               std::function<std::string()> make_epoch, caf::actor gateway,
+                               std::shared_ptr<const net::channel_classes> classes) {
   self->state.history = history;
+  self->state.classes = std::move(classes);
   self->state.gateway = std::move(gateway);
   self->state.make_epoch = make_epoch ? std::move(make_epoch) : random_epoch;
   // A channel that ends is forgotten: the next use spawns a fresh one with a

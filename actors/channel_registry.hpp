@@ -32,6 +32,9 @@ struct registry_state {
   history_options history;
   std::function<std::string()> make_epoch;
   caf::actor gateway; ///< cluster mode: handed to every channel; null otherwise
+  /// The channel classes (--channel-classes); null: every channel in the
+  /// default class of `history`.
+  std::shared_ptr<const net::channel_classes> classes;
 };
 
 using registry_pointer = caf::stateful_actor<registry_state>*;
@@ -43,7 +46,11 @@ std::string random_epoch();
 /// @param make_epoch gives each new channel actor its epoch (tests pass a
 ///        deterministic one; the server passes random_epoch).
 /// @param gateway the Redis gateway in cluster mode, null otherwise.
+/// @param classes the channel classes; each new channel actor gets its
+///        class's settings (history bounds, recovery mode, overflow policy,
+///        delta). Null: every channel in the default class of `history`.
 caf::behavior channel_registry(registry_pointer self, history_options history,
-                               std::function<std::string()> make_epoch, caf::actor gateway);
+                               std::function<std::string()> make_epoch, caf::actor gateway,
+                               std::shared_ptr<const net::channel_classes> classes);
 
 } // namespace herald::actors

@@ -102,6 +102,11 @@ config::config() {
     .add(idempotency_window, "idempotency-window",
          "seconds a publish's idempotency key is remembered: a retry within it gets the "
          "first offsets and delivers nothing")
+    .add(channel_classes, "channel-classes",
+         "channel classes, ';'-separated: a pattern (stream:*, user:*, a longer prefix ending "
+         "in *, a channel name, or * for every other channel) then key=value settings: "
+         "history-size, history-ttl (s), recovery=stream|cache, overflow=close|conflate, "
+         "delta=allowed|refused")
     .add(client_max_buffer, "client-max-buffer",
          "bytes queued for one client before it is closed as slow")
     .add(max_publish_bytes, "max-publish-bytes", "largest publish body in bytes, 413 above")
@@ -227,6 +232,16 @@ actors::history_options config::history_options() const {
           std::chrono::seconds(idempotency_window)};
 }
 
+std::shared_ptr<const net::channel_classes> config::classes() const {
+  std::string error;
+  auto parsed = net::channel_classes::parse(channel_classes, history_size,
+                                            std::chrono::seconds(history_ttl), error);
+  if (!parsed)
+    return std::make_shared<const net::channel_classes>(history_size,
+                                                        std::chrono::seconds(history_ttl));
+  return std::make_shared<const net::channel_classes>(std::move(*parsed));
+}
+
 std::string config::validate() const {
   auto positive = [](std::size_t v, const char* name) -> std::string {
     return v == 0 ? std::string{"--"} + name + " must be greater than 0" : std::string{};
@@ -259,6 +274,10 @@ std::string config::validate() const {
       redis_prefix.find_first_of(" \r\n\t*?[]{}") != std::string::npos)
     return "--redis-prefix must be 1-64 characters without spaces, glob characters or braces "
            "(braces would change the Redis Cluster hash tag of every key)";
+  if (std::string error;
+      !net::channel_classes::parse(channel_classes, history_size, std::chrono::seconds(history_ttl),
+                                   error))
+    return "--channel-classes: " + error;
   if (io_threads > 64)
     return "--io-threads must be at most 64";
   if (redis_wait_replicas > 16)

@@ -11,6 +11,7 @@
 
 #include "net/auth/policy.hpp"
 #include "net/core/session_options.hpp"
+#include "net/wire/channel_class.hpp"
 #include "actors/channel_actor.hpp"
 
 #include <caf/actor_system_config.hpp>
@@ -18,6 +19,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <memory>
 #include <set>
 #include <string>
 
@@ -81,6 +83,10 @@ struct config : caf::actor_system_config {
   std::size_t history_ttl = defaults::seconds(defaults::history().ttl);
   /// seconds a publish's idempotency key is remembered
   std::size_t idempotency_window = defaults::seconds(defaults::history().idempotency_window);
+  /// Channel classes by name pattern (net/wire/channel_class.hpp, docs/protocol.md
+  /// "Channel classes"): per class history size and TTL, recovery mode,
+  /// overflow policy, delta compression; empty: every channel as above.
+  std::string channel_classes;
 
   // -- limits (bytes / counts) -----------------------------------------------
   // Defaults: net::session_options.
@@ -173,6 +179,9 @@ struct config : caf::actor_system_config {
   net::session_options session_options() const;
   /// History bounds derived from the options above.
   actors::history_options history_options() const;
+  /// The channel classes (--channel-classes) over the default class of
+  /// --history-size and --history-ttl. Call after validate() succeeded.
+  std::shared_ptr<const net::channel_classes> classes() const;
 
   /// Checks values after parsing. @returns an empty string, or a message
   /// naming the bad option.

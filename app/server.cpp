@@ -40,8 +40,12 @@ int run_server(config& cfg) {
   caf::actor gateway;
   std::shared_ptr<net::redis::backend> redis;
   std::shared_ptr<actors::cluster_status> status;
+  // Channel classes: the channel actors and the Redis scripts take each
+  // channel's history bounds from its class.
+  auto classes = cfg.classes();
   if (!cfg.redis_url.empty()) {
     net::redis::script_settings scripts;
+    scripts.classes = classes;
     scripts.prefix = cfg.redis_prefix;
     scripts.history_size = cfg.history_size;
     scripts.history_ttl = std::chrono::seconds(cfg.history_ttl);
@@ -74,6 +78,7 @@ int run_server(config& cfg) {
       ropts.history_size = scripts.history_size;
       ropts.history_ttl = scripts.history_ttl;
       ropts.idempotency_window = scripts.idempotency_window;
+      ropts.classes = classes;
       ropts.make_epoch = actors::random_epoch;
       ropts.wait_replicas = cfg.redis_wait_replicas;
       where = "Redis at " + net::redis::to_log_string(ropts.target);
@@ -86,7 +91,7 @@ int run_server(config& cfg) {
     spdlog::info("mode: in-process (no Redis): publications reach the clients of this instance");
   }
   auto registry = sys.spawn(actors::channel_registry, cfg.history_options(),
-                            std::function<std::string()>{actors::random_epoch}, gateway);
+                            std::function<std::string()>{actors::random_epoch}, gateway, classes);
   herald_service service{sys, registry, gateway, status, cfg};
   net::http::static_pages pages{std::string{demo_page}, std::string{status_page}};
   // One copy of the options, shared by every session.

@@ -43,6 +43,14 @@ struct subscription_answer {
   /// what the session does with this subscription when the connection's
   /// outbound queue passes the high-water mark.
   overflow_policy overflow = overflow_policy::close;
+  /// The channel's class allows delta compression; without it a subscribe
+  /// that asked for deltas gets full publications and a reply saying so.
+  bool delta_allowed = true;
+  /// Cache recovery (recovery_mode::cache): `replay` is the channel's latest
+  /// publication alone, given instead of a gap to a subscriber without a
+  /// position or one whose position could not be recovered exactly; the
+  /// subscription continues from it (no gap for the offsets in between).
+  bool cached = false;
 };
 
 class shard;

@@ -216,11 +216,14 @@ void subscription_table::take_position(entry& e, const subscription_answer& a) {
     e.key = 0;
   }
   set_epoch(e, a.position.epoch);
+  // The channel's class may refuse deltas: the reply says none were negotiated.
+  e.delta = e.delta && a.delta_allowed;
   // A replay without recovery (Centrifugo, epoch_changed: the current epoch's
-  // history) starts before its first publication.
-  e.position.offset = (e.since && a.recovered) ? e.since->offset
-                      : !a.replay.empty()      ? a.replay.front()->offset - 1
-                                               : a.position.offset;
+  // history) starts before its first publication, and so does a cache
+  // recovery (the latest publication, whatever the client held).
+  e.position.offset = (e.since && a.recovered && !a.cached) ? e.since->offset
+                      : !a.replay.empty()                   ? a.replay.front()->offset - 1
+                                                            : a.position.offset;
 }
 
 void subscription_table::emit_answer_with_replay(entry& e, const subscription_answer& a) {
@@ -241,7 +244,7 @@ void subscription_table::emit_answer_with_replay(entry& e, const subscription_an
   // With delta compression the client's base is the replay's last publication.
   e.delta_base = e.delta && !replay.empty();
   write(codec_->subscribed(e.id, a.channel, a.position, recovering, a.recovered, a.reason, replay,
-                           e.delta, e.key != 0));
+                           e.delta, a.cached, e.key != 0));
   e.id = nullptr;
   e.since.reset();
 }
@@ -254,7 +257,7 @@ void subscription_table::emit_answer(entry& e, const subscription_answer& a) {
   // The reply (SSE: none, but a failed recovery's gap), then the replay.
   e.delta_base = false;
   write(codec_->subscribed(e.id, a.channel, a.position, e.since.has_value(), a.recovered, a.reason,
-                           {}, e.delta, e.key != 0));
+                           {}, e.delta, a.cached, e.key != 0));
   e.id = nullptr;
   if (e.since)
     metrics::recovery(a.recovered);

@@ -112,7 +112,13 @@ void client::stop() {
 }
 
 script_settings client::settings() const {
-  return {opts_.prefix, opts_.history_size, opts_.history_ttl, opts_.idempotency_window};
+  script_settings s;
+  s.prefix = opts_.prefix;
+  s.history_size = opts_.history_size;
+  s.history_ttl = opts_.history_ttl;
+  s.idempotency_window = opts_.idempotency_window;
+  s.classes = opts_.classes;
+  return s;
 }
 
 std::size_t client::pick() {

@@ -50,6 +50,8 @@ public:
     /// many replicas confirmed it (Redis WAIT, bounded by half the command
     /// timeout); 0: as soon as the master stored it.
     std::size_t wait_replicas = default_wait_replicas;
+    /// --channel-classes: per-class history size and ttl (null: the two above).
+    std::shared_ptr<const channel_classes> classes;
   };
 
   /// Makes a client on a new strand of `ioc`. Call start() to connect.

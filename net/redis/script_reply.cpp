@@ -11,6 +11,14 @@ namespace {
 constexpr std::string_view not_replicated = "not replicated: ";
 } // namespace
 
+std::pair<std::size_t, std::chrono::seconds>
+script_settings::history_of(std::string_view channel) const {
+  if (!classes)
+    return {history_size, history_ttl};
+  const auto& c = classes->of(channel);
+  return {c.history_size, c.history_ttl};
+}
+
 void publish_call(const script_settings& s, const std::string& channel, const std::string& event,
                   const std::string& data, const std::string& idempotency_key,
                   const std::string& new_epoch, std::vector<std::string>& keys,
@@ -19,12 +27,13 @@ void publish_call(const script_settings& s, const std::string& channel, const st
   keys = {k.meta, k.history};
   if (!idempotency_key.empty())
     keys.push_back(idempotency_key_for(s.prefix, channel, idempotency_key));
+  const auto [size, ttl] = s.history_of(channel);
   args = {k.pubsub,
           channel,
           event,
           data,
-          std::to_string(s.history_size),
-          std::to_string(s.history_ttl.count()),
+          std::to_string(size),
+          std::to_string(ttl.count()),
           new_epoch,
           std::to_string(s.idempotency_window.count())};
   if (s.sharded)
@@ -36,7 +45,8 @@ void sync_call(const script_settings& s, const std::string& channel, std::uint64
                std::vector<std::string>& keys, std::vector<std::string>& args) {
   auto k = keys_for(s.prefix, channel);
   keys = {k.meta, k.history};
-  args = {new_epoch, std::to_string(after), std::to_string(s.history_ttl.count()), epoch,
+  args = {new_epoch, std::to_string(after), std::to_string(s.history_of(channel).second.count()),
+          epoch,
           std::to_string(delivered)};
 }
 

@@ -8,7 +8,12 @@
 #include "net/redis/reply.hpp"
 #include "net/wire/history_bounds.hpp"
 
+#include "net/wire/channel_class.hpp"
+
 #include <chrono>
+#include <memory>
+#include <string_view>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -24,6 +29,12 @@ struct script_settings {
   /// script) instead of PUBLISH. The Redis Cluster client sets it; the
   /// standalone client leaves it false (classic PUBLISH, as before).
   bool sharded = false;
+  /// The channel classes (--channel-classes): a channel's history size and
+  /// ttl come from its class; null: history_size and history_ttl above.
+  std::shared_ptr<const channel_classes> classes;
+
+  /// The history size and ttl of `channel`.
+  std::pair<std::size_t, std::chrono::seconds> history_of(std::string_view channel) const;
 };
 
 /// KEYS and ARGV of the publish script (net/redis/publish.lua) for one

@@ -105,14 +105,18 @@ public:
   /// reply when replay_in_reply() (else empty), in offset order; `delta`
   /// the subscription negotiated delta compression (the reply says so, the
   /// replay's first publication is full, the next ones deltas where they
-  /// can be); `conflated` the channel's overflow policy is conflate (/v1/ws:
-  /// the reply says so; Centrifugo's reply has no such field). SSE: no
-  /// reply, but a failed recovery is a gap with `reason`.
+  /// can be); `cached` the answer is a cache recovery (the replay, or the
+  /// publication after the reply, is the channel's latest one: /v1/ws says
+  /// `"cache":true`); `conflated` the channel's overflow policy is conflate
+  /// (/v1/ws: the reply says `"conflated":true`; Centrifugo's reply has no
+  /// such field). SSE: no reply, but a failed recovery is a gap with
+  /// `reason`.
   virtual std::string subscribed(const nlohmann::json& id, std::string_view channel,
                                  const stream_position& position, bool recovering, bool recovered,
                                  std::string_view reason,
                                  const std::vector<const publication*>& replay,
-                                 bool delta = false, bool conflated = false) const = 0;
+                                 bool delta = false, bool cached = false,
+                                 bool conflated = false) const = 0;
 
   /// The notice that the connection's token expires soon (/v1/ws:
   /// `refresh_required` with `expires_at`, s since the Unix epoch), or empty

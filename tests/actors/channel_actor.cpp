@@ -290,3 +290,106 @@ CAF_TEST(an idempotency key answers a retry with the first offset and delivers n
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+// -- channel classes (net/wire/channel_class.hpp) ------------------------------
+
+namespace {
+
+// "stream:7" in a class with recovery=cache, overflow=conflate, delta=refused
+// and a history of 2.
+struct cache_fixture : fixture {
+  caf::actor cached = spawn_channel("stream:7", "ep7", history_options{2, 10s}, reg, {}, [] {
+    net::channel_class c;
+    c.recovery = net::recovery_mode::cache;
+    c.overflow = net::overflow_policy::conflate;
+    c.delta = false;
+    return c;
+  }());
+
+  void publish_cached(int n) {
+    for (int i = 0; i < n; ++i)
+      self->send(cached, publish_atom_v, ticket("stream:7", "withdrawn", nullptr), std::size_t{0});
+    sched.run();
+  }
+
+  const subscribe_result& answer(std::optional<net::stream_position> since, bool delta = false) {
+    auto s = spawn_subscriber();
+    subscribe_request req{"stream:7", s, since, 0, sink_of(s)};
+    req.delta = delta;
+    self->send(cached, subscribe_atom_v, req);
+    sched.run();
+    return sub(s).answers.at(0);
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(channel_class_tests, cache_fixture)
+
+CAF_TEST(cache recovery gives a subscriber without a position the latest publication) {
+  publish_cached(5);
+  const auto& r = answer(std::nullopt);
+  CAF_CHECK(r.cached);
+  CAF_CHECK(!r.recovered);
+  CAF_REQUIRE_EQUAL(r.replay.size(), 1u);
+  CAF_CHECK_EQUAL(r.replay[0]->offset, 5u);
+  CAF_CHECK_EQUAL(r.position.offset, 5u);
+}
+
+CAF_TEST(cache recovery stands in for every recovery that cannot be exact) {
+  publish_cached(5); // history keeps 4..5
+  for (auto since : {net::stream_position{"ep7", 1}, net::stream_position{"other", 9},
+                     net::stream_position{"ep7", 9}, net::stream_position{"", 0}}) {
+    const auto& r = answer(since);
+    CAF_CHECK(r.cached);
+    CAF_CHECK(r.recovered);
+    CAF_CHECK(r.reason.empty());
+    CAF_REQUIRE_EQUAL(r.replay.size(), 1u);
+    CAF_CHECK_EQUAL(r.replay[0]->offset, 5u);
+  }
+}
+
+CAF_TEST(cache recovery keeps an exact recovery exact) {
+  publish_cached(5);
+  const auto& r = answer(net::stream_position{"ep7", 3});
+  CAF_CHECK(!r.cached);
+  CAF_CHECK(r.recovered);
+  CAF_REQUIRE_EQUAL(r.replay.size(), 2u);
+  CAF_CHECK_EQUAL(r.replay[0]->offset, 4u);
+  const auto& head = answer(net::stream_position{"ep7", 5});
+  CAF_CHECK(!head.cached);
+  CAF_CHECK(head.recovered);
+  CAF_CHECK(head.replay.empty());
+}
+
+CAF_TEST(cache recovery without a publication answers as a stream channel) {
+  const auto& none = answer(std::nullopt);
+  CAF_CHECK(!none.cached);
+  CAF_CHECK(none.replay.empty());
+  const auto& gone = answer(net::stream_position{"other", 3});
+  CAF_CHECK(!gone.cached);
+  CAF_CHECK(!gone.recovered);
+  CAF_CHECK_EQUAL(gone.reason, "epoch_changed");
+}
+
+CAF_TEST(the answer carries the class overflow policy and refuses deltas) {
+  publish_cached(3);
+  const auto& r = answer(std::nullopt, true);
+  CAF_CHECK(r.overflow == net::overflow_policy::conflate);
+  CAF_CHECK(!r.delta_allowed);
+  // No delta is made for a class that refuses them.
+  publish_cached(2);
+  auto& st = deref<caf::stateful_actor<channel_state>>(cached).state;
+  CAF_CHECK(!st.deltas);
+  CAF_CHECK(st.history.back()->delta.empty());
+}
+
+CAF_TEST(a channel of the default class answers with the close policy and allows deltas) {
+  publish(1);
+  auto a = subscribe();
+  CAF_CHECK(sub(a).answers.at(0).overflow == net::overflow_policy::close);
+  CAF_CHECK(sub(a).answers.at(0).delta_allowed);
+  CAF_CHECK(!sub(a).answers.at(0).cached);
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

@@ -109,3 +109,62 @@ CAF_TEST(exits of channels never end the registry) {
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+// -- channel classes ----------------------------------------------------------
+
+namespace {
+
+// A registry whose user: channels keep 2 publications and answer from cache.
+struct class_fixture : test::actor_fixture {
+  caf::actor reg = spawn_registry(history_options{8, 5s}, [] { return std::string{"e"}; }, {},
+                                  [] {
+                                    std::string error;
+                                    auto c = net::channel_classes::parse(
+                                      "user:* history-size=2 recovery=cache", 8, 5s, error);
+                                    CAF_REQUIRE(c.has_value());
+                                    return std::make_shared<const net::channel_classes>(*c);
+                                  }());
+
+  std::size_t history_of(const std::string& name) {
+    auto& st = deref<caf::stateful_actor<registry_state>>(reg).state;
+    auto ch = st.channels.at(name).channel;
+    return deref<caf::stateful_actor<channel_state>>(ch).state.limits.size;
+  }
+
+  void publish(std::string channel, int n) {
+    for (int i = 0; i < n; ++i) {
+      net::http::publish_request req{{channel}, "paused", "{}"};
+      self->send(reg, publish_atom_v,
+                 std::make_shared<publish_ticket>(std::move(req),
+                                                  [](const publish_ticket&,
+                                                     const net::publish_outcome&) {}));
+    }
+    sched.run();
+  }
+};
+
+const std::string user = "user:GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ";
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(channel_class_registry_tests, class_fixture)
+
+CAF_TEST(each channel gets the settings of its class) {
+  publish("stream:1", 5);
+  publish(user, 5);
+  CAF_CHECK_EQUAL(history_of("stream:1"), 8u);
+  CAF_CHECK_EQUAL(history_of(user), 2u);
+  auto s = spawn_subscriber();
+  self->send(reg, subscribe_atom_v, subscribe_request{user, s, std::nullopt, 0, sink_of(s)});
+  auto t = spawn_subscriber();
+  self->send(reg, subscribe_atom_v,
+             subscribe_request{"stream:1", t, std::nullopt, 0, sink_of(t)});
+  sched.run();
+  CAF_CHECK(sub(s).answers.at(0).cached);
+  CAF_REQUIRE_EQUAL(sub(s).answers.at(0).replay.size(), 1u);
+  CAF_CHECK_EQUAL(sub(s).answers.at(0).replay[0]->offset, 5u);
+  CAF_CHECK(!sub(t).answers.at(0).cached);
+  CAF_CHECK(sub(t).answers.at(0).replay.empty());
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

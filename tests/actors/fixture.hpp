@@ -50,9 +50,10 @@ public:
   /// Spawns a channel registry (its own channel actors get their epochs
   /// from `make_epoch`), runs until it is idle, and ends it with the fixture.
   caf::actor spawn_registry(actors::history_options history,
-                            std::function<std::string()> make_epoch, caf::actor gateway = {}) {
-    auto reg =
-      sys.spawn(actors::channel_registry, history, std::move(make_epoch), std::move(gateway));
+                            std::function<std::string()> make_epoch, caf::actor gateway = {},
+                            std::shared_ptr<const net::channel_classes> classes = {}) {
+    auto reg = sys.spawn(actors::channel_registry, history, std::move(make_epoch),
+                         std::move(gateway), std::move(classes));
     under_test_.push_back(reg);
     run();
     return reg;
@@ -62,9 +63,10 @@ public:
   /// `gateway` in cluster mode), runs until it is idle, and ends it with
   /// the fixture.
   caf::actor spawn_channel(std::string name, std::string epoch, actors::history_options history,
-                           caf::actor registry, caf::actor gateway = {}) {
+                           caf::actor registry, caf::actor gateway = {},
+                           net::channel_class cls = {}) {
     auto ch = sys.spawn(actors::channel_actor, std::move(name), std::move(epoch), history,
-                        std::move(registry), std::move(gateway));
+                        std::move(registry), std::move(gateway), cls);
     under_test_.push_back(ch);
     run();
     return ch;

@@ -355,6 +355,32 @@ TEST_CASE("a Redis prefix with braces is refused: they would change every key's 
   CHECK(load(cfg, {"--redis-prefix=prod:", "--insecure"}).result != startup::exit_failure);
 }
 
+TEST_CASE("a bad channel class stops start-up naming the class and what is wrong") {
+  const std::pair<const char*, const char*> cases[] = {
+    {"--channel-classes=stream:* colour=red", "unknown class option \"colour\""},
+    {"--channel-classes=stream:* recovery=fast", "recovery must be stream or cache"},
+    {"--channel-classes=stream:* overflow=drop", "overflow must be close or conflate"},
+    {"--channel-classes=stream:* history-size=x", "history-size must be"},
+    {"--channel-classes=chat:* recovery=cache", "class pattern \"chat:*\""},
+  };
+  for (const auto& [arg, why] : cases) {
+    config cfg;
+    auto r = load(cfg, {arg, "--insecure"});
+    CHECK(r.result == startup::exit_failure);
+    INFO(r.err);
+    CHECK(r.err.find("--channel-classes: ") != std::string::npos);
+    CHECK(r.err.find(why) != std::string::npos);
+  }
+  config cfg;
+  CHECK(load(cfg, {"--channel-classes=stream:* recovery=cache overflow=conflate", "--insecure"})
+          .result != startup::exit_failure);
+  CHECK(cfg.classes()->of("stream:1").recovery == herald::net::recovery_mode::cache);
+  config env_cfg;
+  CHECK(load(env_cfg, {"--insecure"}, {{"HERALD_CHANNEL_CLASSES", "user:* history-size=3"}})
+          .result != startup::exit_failure);
+  CHECK(env_cfg.classes()->listed().at(0).history_size == 3u);
+}
+
 TEST_CASE("dump-config prints the effective configuration, readable back, secrets redacted") {
   test_config cfg;
   auto r = load(cfg, {"--dump-config", "--history-size=7", "--scheduler.max-throughput=50"},
@@ -441,7 +467,8 @@ TEST_CASE("the dump of every non-secret option reads back to the same configurat
     {"log-level", "debug"},           {"log-format", "json"},
     {"jwt-algorithm", "HS256"},       {"jwt-secret-file", jwt_secret.path},
     {"jwt-public-key", ""},           {"api-key-file", api_key.path},
-    {"scheduler.policy", "stealing"}, {"redis-url", "redis://127.0.0.1:7/1"}};
+    {"scheduler.policy", "stealing"}, {"redis-url", "redis://127.0.0.1:7/1"},
+    {"channel-classes", "stream:* history-size=1 recovery=cache; user:* overflow=conflate"}};
   std::vector<std::string> args{"--dump-config"};
   std::vector<std::string> keys;
   for (const auto& opt : base.option_set()) {

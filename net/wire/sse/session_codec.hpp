@@ -37,7 +37,7 @@ public:
                          const stream_position& position, bool recovering, bool recovered,
                          std::string_view reason,
                          const std::vector<const publication*>& replay, bool delta = false,
-                         bool conflated = false) const override;
+                         bool cached = false, bool conflated = false) const override;
   std::string refresh_required(std::int64_t) const override { return {}; }
   std::string revoked(std::string_view, std::string_view) const override { return {}; }
   std::string unrecoverable(const nlohmann::json&, std::string_view) const override { return {}; }

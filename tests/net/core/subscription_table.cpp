@@ -788,4 +788,93 @@ TEST_CASE("sse: herald.cursor names the conflated channels, and the last event's
   CHECK(cursor[2].position.offset == 50u);
   for (const auto& item : items)
     CHECK(item.find("herald.gap") == std::string::npos);
+
+// -- channel classes: cache recovery and a class that refuses deltas ----------
+
+namespace {
+
+subscription_answer cached(std::string channel, std::uint64_t request, std::string epoch,
+                           std::uint64_t head, bool recovered) {
+  auto a = answer(std::move(channel), request, epoch, head, recovered,
+                  {pub("stream:1", epoch, head)});
+  a.cached = true;
+  return a;
+}
+
+} // namespace
+
+TEST_CASE("ws cache: a position that cannot be recovered gets the latest publication, no gap, "
+          "and live ones follow",
+          "[subscription_table][cache]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.expect("stream:1", 1, 3, stream_position{"old", 2});
+  t.on_answer(cached("stream:1", 1, "e", 9, true));
+  t.on_publication(pub("stream:1", "e", 9)); // the seam
+  t.on_publication(pub("stream:1", "e", 10));
+  REQUIRE(r.out.size() == 3u);
+  auto reply = json::parse(r.out[0]);
+  CHECK(reply["recovered"] == true);
+  CHECK(reply["cache"] == true);
+  CHECK_FALSE(reply.contains("reason"));
+  CHECK(r.out[1] == "pub stream:1 9");
+  CHECK(r.out[2] == "pub stream:1 10"); // no gap notice anywhere
+}
+
+TEST_CASE("sse cache: a stale cursor gets the latest publication with the new cursor, no "
+          "herald.gap",
+          "[subscription_table][cache]") {
+  recorded r;
+  r.cursor = true;
+  subscription_table t{metrics::transport::sse, sse_codec(), r};
+  t.begin({"stream:1"}, {{sse::channel_hash("stream:1"), {"old", 2}}});
+  t.on_answer(cached("stream:1", 0, "e", 9, true));
+  t.on_publication(pub("stream:1", "e", 10));
+  REQUIRE(r.out.size() == 2u);
+  CHECK(r.out[0] == "pub stream:1 9");
+  CHECK(r.out[1] == "pub stream:1 10");
+  auto first = parse_id(r.ids[0]);
+  CHECK(first[0].position.epoch == "e");
+  CHECK(first[0].position.offset == 9u);
+}
+
+TEST_CASE("centrifugo cache: the reply carries the latest publication, recovered, without 112",
+          "[subscription_table][cache][centrifugo]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
+  // Flag bit 2 (reject unrecovered): a cache answer is a recovery.
+  t.expect("stream:1", 1, 2, stream_position{"", 0}, true);
+  t.on_answer(cached("stream:1", 1, "e", 7, true));
+  t.on_publication(pub("stream:1", "e", 8));
+  REQUIRE(r.out.size() == 2u);
+  auto reply = json::parse(r.out[0]);
+  CHECK(reply["subscribe"]["was_recovering"] == true);
+  CHECK(reply["subscribe"]["recovered"] == true);
+  REQUIRE(reply["subscribe"]["publications"].size() == 1u);
+  CHECK(reply["subscribe"]["publications"][0]["offset"] == 7);
+  CHECK(r.out[1] == "pub stream:1 8");
+}
+
+TEST_CASE("a class that refuses deltas: the reply says none, publications go whole",
+          "[subscription_table][delta]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
+  t.expect("stream:1", 1, 2, std::nullopt, false, {}, /*delta=*/true);
+  auto a = answer("stream:1", 1, "e", 4);
+  a.delta_allowed = false;
+  t.on_answer(a);
+  auto p = std::make_shared<publication>(); // what pub() makes, with a delta
+  p->channel = "stream:1";
+  p->epoch = "e";
+  p->offset = 5;
+  p->event = "e";
+  p->data = R"({"n":5})";
+  p->delta = "D5";
+  t.on_publication(p);
+  REQUIRE(r.out.size() == 2u);
+  CHECK_FALSE(json::parse(r.out[0])["subscribe"].contains("delta"));
+  REQUIRE(r.bodies.size() == 1u);
+  CHECK(r.bodies[0].find(R"("data":{"n":5})") != std::string::npos);
 }

@@ -1,0 +1,204 @@
+// Channel classes (--channel-classes, docs/protocol.md "Channel classes"):
+// a class's own history size, cache recovery (the latest publication instead
+// of a gap) and a class that refuses delta compression, with real clients:
+// the `centrifuge` SDK on both of its builds (JSON and Protobuf), `ws` on
+// /v1/ws and the `eventsource` package on SSE. Cache recovery: a client away
+// while its position left the history (history-size=1, 20 publications
+// later) comes back to exactly the latest publication, `recovered` and no
+// error 112, no gap; a first subscribe gets the latest value first. Bad class
+// settings stop start-up with the option named.
+
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { after, describe, test } from "node:test";
+
+import { EventSource } from "eventsource";
+
+import { ENCODINGS, sdkClient, subscription } from "./lib/centrifuge.mjs";
+import { HERALD_BIN, Inbox, awaitBackgroundStops, getJson, makeCursor, publishOk, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
+import { freePort } from "./lib/processes.mjs";
+import { startProxy } from "./lib/proxy.mjs";
+import { publicationsOf, wsConnect, wsSubscribe } from "./lib/ws.mjs";
+
+after(awaitBackgroundStops);
+
+const waitFor = (fn, what, timeoutMs = 8000) => waitUntil(fn, { what, timeoutMs });
+
+const CLASSES = [
+  "stream:cache-* history-size=1 recovery=cache",
+  "stream:short-* history-size=2",
+  "stream:plain-* delta=refused",
+].join("; ");
+
+/** Publishes {n} for n in [from, to) to `channel`; returns the channel's position. */
+async function publishRange(url, channel, from, to) {
+  for (let n = from; n < to; n++) await publishOk(url, { channel, event: "state", data: { n } });
+  return (await getJson(url, `/v1/channels/${encodeURIComponent(channel)}`)).json;
+}
+
+describe("channel classes", () => {
+  const h = suiteHerald([`--channel-classes=${CLASSES}`, "--history-size=100"]);
+
+  for (const [enc, Sdk] of ENCODINGS) {
+    test(`SDK (${enc}): a cache channel gives a first subscribe with since: {} the latest value, then live`, async () => {
+      const channel = `stream:cache-first-${enc}`;
+      await publishRange(h.url, channel, 1, 6);
+      const c = sdkClient(Sdk, h.port);
+      const sub = subscription(c, channel, { since: {} });
+      sub.subscribe();
+      c.connect();
+      try {
+        await waitFor(() => sub.pubs.length >= 1, "the latest value");
+        const subscribed = sub.events.filter((e) => e.name === "subscribed");
+        assert.equal(subscribed.length, 1);
+        assert.equal(subscribed[0].ctx.wasRecovering, true);
+        assert.equal(subscribed[0].ctx.recovered, true);
+        await publishRange(h.url, channel, 6, 8);
+        await waitFor(() => sub.pubs.length >= 3, "two live ones");
+        await sleep(100);
+        assert.deepEqual(sub.pubs.map((p) => p.data.n), [5, 6, 7]);
+        assert.equal(sub.events.filter((e) => e.name === "error").length, 0);
+      } finally {
+        c.disconnect();
+      }
+    });
+
+    test(`SDK (${enc}): away while 20 publications trimmed its position, it comes back to exactly the latest, recovered, no 112, no gap`, async () => {
+      const channel = `stream:cache-away-${enc}`;
+      const proxy = await startProxy(h.port);
+      const c = sdkClient(Sdk, proxy.port);
+      const sub = subscription(c, channel, { since: {} });
+      sub.subscribe();
+      c.connect();
+      try {
+        await waitFor(() => sub.state === "subscribed", "subscribed");
+        await publishRange(h.url, channel, 1, 4);
+        await waitFor(() => sub.pubs.length >= 3, "three live");
+        // Away: the proxy leads nowhere until the 20 publications are made.
+        proxy.retarget(await freePort());
+        proxy.drop();
+        await waitFor(() => sub.state === "subscribing", "the drop seen");
+        await publishRange(h.url, channel, 4, 24); // the history keeps only 23
+        proxy.retarget(h.port);
+        await waitFor(() => sub.events.filter((e) => e.name === "subscribed").length === 2, "subscribed again");
+        await waitFor(() => sub.pubs.length >= 4, "the latest value");
+        await publishOk(h.url, { channel, event: "state", data: { n: 24 } });
+        await waitFor(() => sub.pubs.length >= 5, "live after it");
+        await sleep(100);
+        assert.deepEqual(sub.pubs.map((p) => p.data.n), [1, 2, 3, 23, 24]);
+        const again = sub.events.filter((e) => e.name === "subscribed")[1].ctx;
+        assert.equal(again.wasRecovering, true);
+        assert.equal(again.recovered, true);
+        assert.deepEqual(sub.events.filter((e) => e.name === "error" || e.name === "unsubscribed"), []);
+      } finally {
+        c.disconnect();
+        await proxy.close();
+      }
+    });
+
+    test(`SDK (${enc}): a class with delta=refused gives full publications to delta: 'fossil'`, async () => {
+      const channel = `stream:plain-delta-${enc}`;
+      const c = sdkClient(Sdk, h.port);
+      const sub = subscription(c, channel, { delta: "fossil" });
+      sub.subscribe();
+      c.connect();
+      try {
+        await waitFor(() => sub.state === "subscribed", "subscribed");
+        const big = (n) => ({ n, text: "same text ".repeat(100) });
+        for (let n = 0; n < 5; n++) await publishOk(h.url, { channel, event: "state", data: big(n) });
+        await waitFor(() => sub.pubs.length >= 5, "5 publications");
+        assert.deepEqual(sub.pubs.map((p) => p.data), [0, 1, 2, 3, 4].map(big));
+        const stats = sub.deltaStats();
+        assert.equal(stats.numDeltaPayloads, 0, "no delta on a class that refuses them");
+      } finally {
+        c.disconnect();
+      }
+    });
+  }
+
+  test("/v1/ws: a cache channel answers \"cache\":true with the latest publication, for no position and for a stale one", async () => {
+    const channel = "stream:cache-ws";
+    await publishRange(h.url, channel, 1, 10);
+    const ws = await wsConnect(h.url);
+    try {
+      const reply = await wsSubscribe(ws, channel);
+      assert.equal(reply.op, "subscribed");
+      assert.equal(reply.cache, true);
+      assert.equal(reply.offset, 9);
+      await ws.inbox.until(() => publicationsOf(ws, channel).length >= 1, { what: "the latest" });
+      const [latest] = publicationsOf(ws, channel);
+      assert.equal(latest.offset, 9);
+      assert.deepEqual(latest.data, { n: 9 });
+      // A stale position (trimmed) on another connection: recovered, no reason, the latest.
+      const stale = await wsConnect(h.url);
+      try {
+        const r = await wsSubscribe(stale, channel, { since: { epoch: reply.epoch, offset: 2 } });
+        assert.equal(r.recovered, true);
+        assert.equal(r.cache, true);
+        assert.equal(r.reason, undefined);
+        await stale.inbox.until(() => publicationsOf(stale, channel).length >= 1, { what: "the latest" });
+        await publishOk(h.url, { channel, event: "state", data: { n: 10 } });
+        await stale.inbox.until(() => publicationsOf(stale, channel).length >= 2, { what: "live" });
+        await sleep(100);
+        assert.deepEqual(publicationsOf(stale, channel).map((p) => p.offset), [9, 10]);
+        assert.equal(stale.inbox.items.filter((m) => m.op === "gap").length, 0);
+      } finally {
+        await stale.close();
+      }
+    } finally {
+      await ws.close();
+    }
+  });
+
+  test("/v1/ws: a class's own history size bounds recovery; another class keeps the global one", async () => {
+    const short = "stream:short-1";
+    const long = "stream:long-1";
+    const a = await publishRange(h.url, short, 1, 6);
+    const b = await publishRange(h.url, long, 1, 6);
+    const ws = await wsConnect(h.url);
+    try {
+      const r1 = await wsSubscribe(ws, short, { since: { epoch: a.epoch, offset: 1 } });
+      assert.equal(r1.recovered, false);
+      assert.equal(r1.reason, "history_expired");
+      const r2 = await wsSubscribe(ws, long, { since: { epoch: b.epoch, offset: 1 } });
+      assert.equal(r2.recovered, true);
+      await ws.inbox.until(() => publicationsOf(ws, long).length >= 4, { what: "4 recovered" });
+    } finally {
+      await ws.close();
+    }
+  });
+
+  test("SSE (eventsource): a stale Last-Event-ID on a cache channel gets the latest event and no herald.gap", async () => {
+    const channel = "stream:cache-sse";
+    const res = await publishRange(h.url, channel, 1, 8);
+    const epoch = res.epoch;
+    const cursor = makeCursor([{ channel, epoch, offset: 2 }]);
+    const es = new EventSource(`${h.url}/v1/sse?channel=${encodeURIComponent(channel)}&last_event_id=${cursor}`);
+    const inbox = new Inbox();
+    for (const name of ["state", "herald.gap", "herald.cursor"])
+      es.addEventListener(name, (ev) => inbox.push({ type: ev.type, data: ev.data, id: ev.lastEventId }));
+    try {
+      await inbox.until((items) => items.length >= 1, { what: "the latest event" });
+      await publishOk(h.url, { channel, event: "state", data: { n: 8 } });
+      await inbox.until((items) => items.length >= 2, { what: "live" });
+      await sleep(100);
+      assert.deepEqual(inbox.items.map((e) => [e.type, JSON.parse(e.data).n]), [["state", 7], ["state", 8]]);
+      assert.equal(inbox.items[0].id, makeCursor([{ channel, epoch, offset: 7 }]));
+    } finally {
+      es.close();
+    }
+  });
+});
+
+test("bad --channel-classes stop start-up with the option and the fault named", () => {
+  for (const [arg, why] of [
+    ["--channel-classes=stream:* colour=red", 'unknown class option "colour"'],
+    ["--channel-classes=chat:* recovery=cache", 'class pattern "chat:*"'],
+    ["--channel-classes=stream:* history-size=0", "history-size must be"],
+  ]) {
+    const r = spawnSync(HERALD_BIN, [arg, "--insecure", "--port=0"], { encoding: "utf8", timeout: 10_000 });
+    assert.notEqual(r.status, 0);
+    assert.match(r.stderr + r.stdout, /--channel-classes: /);
+    assert.ok((r.stderr + r.stdout).includes(why), r.stderr);
+  }
+});

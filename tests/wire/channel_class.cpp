@@ -1,0 +1,91 @@
+#include "net/wire/channel_class.hpp"
+
+#include <catch2/catch.hpp>
+
+#include <string>
+
+using herald::net::channel_classes;
+using herald::net::overflow_policy;
+using herald::net::recovery_mode;
+using namespace std::chrono_literals;
+
+namespace {
+
+const std::string account = "GA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJVSGZ";
+
+channel_classes parse_ok(std::string_view text) {
+  std::string error;
+  auto c = channel_classes::parse(text, 256, 300s, error);
+  INFO(error);
+  REQUIRE(c.has_value());
+  return *c;
+}
+
+std::string parse_error(std::string_view text) {
+  std::string error;
+  auto c = channel_classes::parse(text, 256, 300s, error);
+  CHECK_FALSE(c.has_value());
+  return error;
+}
+
+} // namespace
+
+TEST_CASE("no classes: every channel in the default class", "[channel_class]") {
+  for (auto text : {"", " ", ";;", " ; "}) {
+    auto c = parse_ok(text);
+    CHECK(c.listed().empty());
+    const auto& d = c.of("stream:1");
+    CHECK(d.pattern == "*");
+    CHECK(d.history_size == 256);
+    CHECK(d.history_ttl == 300s);
+    CHECK(d.recovery == recovery_mode::stream);
+    CHECK(d.overflow == overflow_policy::close);
+    CHECK(d.delta);
+  }
+}
+
+TEST_CASE("classes set each key and start from the default class", "[channel_class]") {
+  auto c = parse_ok("* history-ttl=60; stream:* history-size=1 recovery=cache;"
+                    "user:* overflow=conflate delta=refused");
+  REQUIRE(c.listed().size() == 2);
+  const auto& s = c.of("stream:42");
+  CHECK(s.pattern == "stream:*");
+  CHECK(s.history_size == 1);
+  CHECK(s.history_ttl == 60s); // from the * class
+  CHECK(s.recovery == recovery_mode::cache);
+  CHECK(s.overflow == overflow_policy::close);
+  const auto& u = c.of("user:" + account);
+  CHECK(u.history_size == 256);
+  CHECK(u.overflow == overflow_policy::conflate);
+  CHECK_FALSE(u.delta);
+  CHECK(c.fallback().history_ttl == 60s);
+}
+
+TEST_CASE("an exact name beats a prefix, a longer prefix beats a shorter", "[channel_class]") {
+  auto c = parse_ok("stream:* history-size=1; stream:vip-* history-size=2; "
+                    "stream:vip-1 history-size=3");
+  CHECK(c.of("stream:vip-1").history_size == 3);
+  CHECK(c.of("stream:vip-10").history_size == 2);
+  CHECK(c.of("stream:vi").history_size == 1);
+  CHECK(c.of("user:" + account).history_size == 256);
+}
+
+TEST_CASE("bad classes are refused with the bad part named", "[channel_class]") {
+  CHECK(parse_error("stream:* colour=red").find("unknown class option \"colour\"") !=
+        std::string::npos);
+  CHECK(parse_error("stream:* history-size").find("not key=value") != std::string::npos);
+  CHECK(parse_error("stream:* history-size=0").find("history-size") != std::string::npos);
+  CHECK(parse_error("stream:* history-size=-1").find("history-size") != std::string::npos);
+  CHECK(parse_error("stream:* history-size=1x").find("history-size") != std::string::npos);
+  CHECK(parse_error("stream:* history-ttl=0").find("history-ttl") != std::string::npos);
+  CHECK(parse_error("stream:* recovery=fast").find("recovery must be") != std::string::npos);
+  CHECK(parse_error("stream:* overflow=drop").find("overflow must be") != std::string::npos);
+  CHECK(parse_error("stream:* delta=yes").find("delta must be") != std::string::npos);
+  CHECK(parse_error("* recovery=x").find("class *") != std::string::npos);
+  for (auto bad : {"chat:*", "stream:a/b*", "Stream:*", "user:g*", "stream:", "user:GABC",
+                   "stream:**", "**"})
+    CHECK(parse_error(std::string(bad) + " recovery=cache").find("class pattern") !=
+          std::string::npos);
+  CHECK(parse_error("stream:* recovery=cache; stream:* recovery=stream").find("listed twice") !=
+        std::string::npos);
+}
