@@ -2,6 +2,10 @@
 
 #include "net/wire/errors.hpp"
 
+#include <netinet/tcp.h>
+
+#include <algorithm>
+
 namespace herald::net {
 
 namespace {
@@ -181,8 +185,20 @@ void stream_session::write_message(std::string id_line, std::string body) {
 }
 
 void stream_session::on_answer(const subscription_answer& a) {
-  if (!closing_ && !closed_)
-    table_.on_answer(a);
+  if (closing_ || closed_)
+    return;
+  if (a.overflow == overflow_policy::conflate && !unsent_capped_ &&
+      opts_.conflate_unsent_bytes > 0) {
+    // The kernel would otherwise take MiBs (send buffer autotuning) that
+    // conflation never reaches; a failure only leaves the kernel's default.
+    unsent_capped_ = true;
+    using notsent_lowat = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_NOTSENT_LOWAT>;
+    beast::error_code ignored;
+    socket_.set_option(notsent_lowat(static_cast<int>(
+                         std::min<std::size_t>(opts_.conflate_unsent_bytes, 1u << 30))),
+                       ignored);
+  }
+  table_.on_answer(a);
 }
 
 void stream_session::on_publication(const publication_ptr& p) {

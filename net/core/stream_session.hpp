@@ -26,7 +26,10 @@
 // the session closes the client itself as slow_client (what is queued is
 // dropped; its codec writes the close: WebSocket 1013, SSE a last
 // herald.gap) and reports session_events::on_closed(slow_client) to the
-// connection actor. A channel never waits for a subscriber.
+// connection actor. A channel never waits for a subscriber. Once a
+// subscription is conflated the kernel may hold only
+// session_options::conflate_unsent_bytes unsent (TCP_NOTSENT_LOWAT), so
+// that what a slow link cannot take waits in the queue, where it conflates.
 //
 // Deadlines: one timer per session, armed at the earliest of its deadlines
 // (the close's grace, the write timeout, the earliest pending subscribe's
@@ -149,6 +152,7 @@ protected:
   close_reason closing_reason_ = close_reason::client;
   bool closing_ = false;
   bool closed_ = false;
+  bool unsent_capped_ = false; ///< TCP_NOTSENT_LOWAT set (a conflated subscription)
 
 private:
   void do_write();

@@ -8,8 +8,10 @@
 //
 // The traffic is the issue's: 10 publications/s of 1 KiB on each of 3
 // channels (about 31 KB/s, eight times what the link carries), for
-// PUBLISH_MS. The link's kernel socket buffers (the proxy reads from Herald
-// only as fast as it passes bytes on) hold far more than the few seconds the
+// PUBLISH_MS. Herald caps the kernel's unsent bytes of a conflated
+// connection (--conflate-unsent-bytes), but the link's kernel buffers (the
+// proxy's receive buffer: the proxy reads from Herald only as fast as it
+// passes bytes on) still hold far more than the few seconds the
 // test can wait at 32 kbit/s, so once publishing stopped the test lifts the
 // throttle and checks what reaches the client: the last value of each
 // channel (conflation must have kept it) and offsets that only go up. That
@@ -178,9 +180,16 @@ describe("overflow=conflate: a subscriber on a 32 kbit/s link", { timeout: 60_00
 });
 
 describe("overflow=close: the same subscriber on the same link", { timeout: 60_000 }, () => {
-  const h = suiteHerald([`--client-max-buffer=${MAX_BUFFER}`, "--channel-classes=stream:* overflow=close"]);
+  // The subscriber also holds one conflated channel (never published to):
+  // its connection gets the same small kernel buffer (--conflate-unsent-bytes)
+  // as in the suite above, so only the policy of the busy channels differs.
+  // What conflation cannot drop (their publications) passes the mark: closed.
+  const h = suiteHerald([
+    `--client-max-buffer=${MAX_BUFFER}`,
+    "--channel-classes=stream:* overflow=close; stream:quiet overflow=conflate",
+  ]);
 
-  test("is disconnected as a slow client (/v1/ws 1013, SSE)", async () => {
+  test("is disconnected as a slow client (/v1/ws, SSE), also with a conflated channel beside", async () => {
     const channels = ["stream:d1", "stream:d2", "stream:d3"];
     const proxy = await startProxy(h.port, { bytesPerSecond: LINK_BYTES_PER_SECOND });
     const ws = await wsConnect(`http://127.0.0.1:${proxy.port}`);
@@ -189,21 +198,25 @@ describe("overflow=close: the same subscriber on the same link", { timeout: 60_0
       assert.equal(reply.op, "subscribed");
       assert.equal(reply.conflated, undefined);
     }
-    const sse = await sseSubscriber(proxy, channels);
+    assert.equal((await wsSubscribe(ws, "stream:quiet")).conflated, true);
+    const sse = await sseSubscriber(proxy, [...channels, "stream:quiet"]);
     await waitUntil(() => sse.events().some((e) => e.event === "herald.cursor"), { what: "herald.cursor" });
-    assert.deepEqual(JSON.parse(sse.events().find((e) => e.event === "herald.cursor").data), {});
+    assert.deepEqual(JSON.parse(sse.events().find((e) => e.event === "herald.cursor").data), {
+      conflated: ["stream:quiet"],
+    });
 
     // Publishes until both are closed (18 s at most): the link's kernel
     // buffers fill first, then Herald's queue passes the mark.
     let closedBoth = false;
+    let publishing = true;
     const watcher = (async () => {
-      while (!closedBoth) {
+      while (publishing && !closedBoth) {
         await sleep(500);
         closedBoth = (await slowClients(h.url)) >= 2;
       }
     })();
     await publishFor(h.url, channels, 18_000, () => closedBoth);
-    closedBoth = true;
+    publishing = false;
     await watcher;
     const slow = await slowClients(h.url);
     assert.equal(slow, 2, "both subscribers closed as slow clients");

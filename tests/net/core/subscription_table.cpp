@@ -788,6 +788,7 @@ TEST_CASE("sse: herald.cursor names the conflated channels, and the last event's
   CHECK(cursor[2].position.offset == 50u);
   for (const auto& item : items)
     CHECK(item.find("herald.gap") == std::string::npos);
+}
 
 // -- channel classes: cache recovery and a class that refuses deltas ----------
 

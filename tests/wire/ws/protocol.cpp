@@ -343,7 +343,7 @@ TEST_CASE("encode_subscribed", "[ws][protocol][encoder]") {
   }
   SECTION("a conflated channel says so (overflow policy conflate)") {
     auto j = json::parse(encode_subscribed(3, "stream:42", stream_position{"e", 5}, false, "",
-                                           false, true));
+                                           /*delta=*/false, /*cached=*/false, /*conflated=*/true));
     CHECK(j == json{{"op", "subscribed"},
                     {"id", 3},
                     {"channel", "stream:42"},
