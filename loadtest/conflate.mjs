@@ -16,6 +16,8 @@
 // needs: npm ci --prefix tests/e2e (for the helpers' imports).
 // Prints one JSON report on stdout; progress on stderr.
 
+import crypto from "node:crypto";
+
 import { publishOk, rawSse, sleep, startHerald } from "../tests/e2e/lib/herald.mjs";
 import { ENCODINGS, sdkClient, subscription } from "../tests/e2e/lib/centrifuge.mjs";
 import { startProxy } from "../tests/e2e/lib/proxy.mjs";
@@ -30,7 +32,9 @@ const TRANSPORTS = (process.env.TRANSPORTS || "ws,sse,centrifuge").split(",");
 const EXTRA_ARGS = (process.env.EXTRA_ARGS || "").split(" ").filter(Boolean);
 const RATE_PER_CHANNEL = 10;
 const CHANNELS = ["stream:conflate1", "stream:conflate2", "stream:conflate3"];
-const PAD = "x".repeat(1000);
+// Incompressible (the SDK's `ws` offers permessage-deflate, which Herald
+// accepts): 1000 characters of base64 from random bytes, new for each.
+const pad = () => crypto.randomBytes(750).toString("base64");
 
 const log = (...a) => console.error(new Date().toISOString().slice(11, 19), ...a);
 
@@ -141,8 +145,11 @@ if (TRANSPORTS.includes("centrifuge")) {
   while (!subs.every((sub) => sub.state === "subscribed")) await sleep(20);
   clients.centrifuge = {
     proxy,
-    disconnects: () => sdk.events.filter((e) => e.name === "disconnected").length,
-    closed: () => sdk.events.filter((e) => e.name === "disconnected").map((e) => e.ctx),
+    // The SDK reconnects by itself: every `connecting` after the first connect is a drop.
+    disconnects: () =>
+      sdk.events.filter((e) => e.name === "disconnected").length +
+      Math.max(0, sdk.events.filter((e) => e.name === "connecting").length - 1),
+    closed: () => sdk.events.filter((e) => e.name === "disconnected" || e.name === "connecting").map((e) => e.ctx),
     last: (c) => subs[CHANNELS.indexOf(c)].pubs.at(-1)?.data.n ?? 0,
     received: () => subs.reduce((n, sub) => n + sub.pubs.length, 0),
     gaps: () => subs.reduce((n, sub) => n + sub.events.filter((e) => e.name === "unsubscribed").length, 0),
@@ -163,7 +170,7 @@ while (Date.now() - start < SECONDS * 1000) {
   const due = start + (n * 1000) / RATE_PER_CHANNEL;
   await Promise.all(
     CHANNELS.map(async (channel) => {
-      await publishOk(h.url, { channel, event: "state", data: { channel, n, pad: PAD } });
+      await publishOk(h.url, { channel, event: "state", data: { channel, n, pad: pad() } });
       published[channel] = n;
     }),
   );
@@ -229,6 +236,7 @@ const report = {
     ),
   },
   samples,
+  server_log_closes: h.log().split("\n").filter((l) => /closed|slow|timeout/.test(l)).slice(-20),
 };
 console.log(JSON.stringify(report, null, 2));
 
