@@ -112,7 +112,7 @@ config::config() {
     .add(conflate_unsent_bytes, "conflate-unsent-bytes",
          "bytes the kernel may hold unsent for a connection with a subscription of overflow "
          "policy conflate (TCP_NOTSENT_LOWAT): the rest waits in Herald's queue, where newer "
-         "publications replace it; 0: the kernel's default")
+         "publications replace it; 0: as the kernel sets it")
     .add(max_publish_bytes, "max-publish-bytes", "largest publish body in bytes, 413 above")
     .add(max_ws_message_bytes, "max-ws-message-bytes",
          "largest client WebSocket message in bytes (inflated, with permessage-deflate), close "
