@@ -2,9 +2,12 @@
 
 #include "net/wire/errors.hpp"
 
+#include <netinet/in.h>
 #include <netinet/tcp.h>
+#include <sys/socket.h>
 
 #include <algorithm>
+#include <cstddef>
 
 namespace herald::net {
 
@@ -130,6 +133,26 @@ void stream_session::arm_timer() {
   });
 }
 
+std::uint64_t stream_session::bytes_acked() const noexcept {
+  // glibc's struct tcp_info stops at tcpi_total_retrans; the kernel's
+  // (linux/tcp.h, a UAPI that only grows) goes on with tcpi_pacing_rate,
+  // tcpi_max_pacing_rate and tcpi_bytes_acked (Linux 4.1).
+  struct tcp_info_with_acked {
+    ::tcp_info base;
+    std::uint64_t pacing_rate;
+    std::uint64_t max_pacing_rate;
+    std::uint64_t bytes_acked;
+  };
+  static_assert(sizeof(::tcp_info) == 104, "glibc's tcp_info as linux/tcp.h's first fields");
+  tcp_info_with_acked info{};
+  socklen_t len = sizeof info;
+  auto fd = const_cast<tcp::socket&>(socket_).native_handle();
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+      len < offsetof(tcp_info_with_acked, bytes_acked) + sizeof info.bytes_acked)
+    return 0;
+  return info.bytes_acked;
+}
+
 void stream_session::on_timer() {
   timer_at_ = unset;
   if (closed_)
@@ -147,10 +170,17 @@ void stream_session::on_timer() {
       // The write in flight may have started after the deadline was set.
       if (!queue_.writing())
         break;
-      if (now - write_started_ < opts_.write_timeout)
+      if (now - write_started_ < opts_.write_timeout) {
         set_deadline(deadline::write, write_started_ + opts_.write_timeout);
-      else
+      } else if (unsent_capped_ && bytes_acked() > acked_at_write_check_) {
+        // A conflated subscriber on a slow link: one write may take longer
+        // than the timeout (the peer's window opens in steps), but the peer
+        // acknowledged bytes since the last check, so the write progresses.
+        acked_at_write_check_ = bytes_acked();
+        set_deadline(deadline::write, now + opts_.write_timeout);
+      } else {
         finish(close_reason::write_timeout);
+      }
       break;
     case deadline::subscribe:
       if (!closing_)
@@ -284,6 +314,8 @@ void stream_session::do_write() {
       buffers_.erase(buffers_.begin(), buffers_.begin() + static_cast<std::ptrdiff_t>(first));
       buffers_.front() += skip;
       set_deadline(deadline::write, write_started_ + opts_.write_timeout);
+      if (unsent_capped_)
+        acked_at_write_check_ = bytes_acked();
       asio::async_write(socket_, buffers_,
                         [self = shared_from_this(), n](beast::error_code ec2, std::size_t rest) {
                           self->on_write(ec2, n + rest);

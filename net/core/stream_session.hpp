@@ -31,6 +31,14 @@
 // session_options::conflate_unsent_bytes unsent (TCP_NOTSENT_LOWAT), so
 // that what a slow link cannot take waits in the queue, where it conflates.
 //
+// Slow links (a connection with a conflated subscription): a write that
+// outlasts --write-timeout, or a pong later than --ws-pong-timeout, does not
+// close the connection while the peer's TCP keeps acknowledging bytes
+// (TCP_INFO tcpi_bytes_acked grew since the last check): on a link of a few
+// kB/s what is already in the kernel's and the network's buffers takes
+// longer than those timeouts, and the peer is reading. A peer that
+// acknowledges nothing is closed as before.
+//
 // Deadlines: one timer per session, armed at the earliest of its deadlines
 // (the close's grace, the write timeout, the earliest pending subscribe's
 // timeout, and the transport's own: heartbeat, WebSocket message timeout),
@@ -153,6 +161,11 @@ protected:
   bool closing_ = false;
   bool closed_ = false;
   bool unsent_capped_ = false; ///< TCP_NOTSENT_LOWAT set (a conflated subscription)
+  std::uint64_t acked_at_write_check_ = 0; ///< bytes_acked() at the last write deadline
+
+  /// Bytes the peer's TCP acknowledged so far (Linux TCP_INFO
+  /// tcpi_bytes_acked); 0 when it cannot be read. The shard's thread.
+  std::uint64_t bytes_acked() const noexcept;
 
 private:
   void do_write();

@@ -406,10 +406,26 @@ void ws_session::arm_heartbeat() {
 
 void ws_session::on_heartbeat() {
   if (awaiting_pong_) {
+    // A conflated subscriber on a slow link: its pong waits behind what the
+    // link still carries (the kernel's buffers and the network's, which
+    // conflation does not reach), which may take longer than the pong
+    // timeout. A peer whose TCP acknowledged bytes since the ping is
+    // reading, so alive: wait another pong timeout. A peer that reads
+    // nothing is closed as before (and by --write-timeout when writes stall).
+    if (unsent_capped_) {
+      const auto acked = bytes_acked();
+      if (acked > acked_at_ping_) {
+        acked_at_ping_ = acked;
+        arm_heartbeat();
+        return;
+      }
+    }
     finish(close_reason::heartbeat_timeout);
     return;
   }
   awaiting_pong_ = true;
+  if (unsent_capped_)
+    acked_at_ping_ = bytes_acked();
   static const frame ping = make_frame(encode_frame(opcode::ping, {}));
   push({}, ping);
   if (const frame* app_ping = codec_.ping_frame()) {
