@@ -4,19 +4,24 @@
 // Target: zero disconnects, the last value received per channel equals the
 // last published, server memory bounded. One subscriber per transport:
 // /v1/ws (the `ws` package), SSE (a raw socket, parsed here) and the real
-// `centrifuge` SDK (JSON), each through its own throttled connection. The
-// throttle stays on while the queued data drains (DRAIN_SECONDS at most).
+// `centrifuge` SDK (JSON), each through its own throttled connection
+// (loadtest/slow_link.py, which looks like a narrow link rather than
+// loopback: MSS 1400, a small receive buffer; LINK=node uses
+// tests/e2e/lib/proxy.mjs instead). The throttle stays on while the queued
+// data drains (DRAIN_SECONDS at most).
 // Not part of the tests.
 //
 // usage: node loadtest/conflate.mjs        (from the repository, after a build)
 //   env: HERALD_BIN (build/bin/herald), SECONDS (300), LINK_BPS (4000 bytes/s),
 //        POLICY (conflate | close), MAX_BUFFER (--client-max-buffer, 65536),
 //        DRAIN_SECONDS (120), TRANSPORTS (ws,sse,centrifuge), EXTRA_ARGS (more
-//        herald options, space-separated)
+//        herald options, space-separated), LINK (python | node)
 // needs: npm ci --prefix tests/e2e (for the helpers' imports).
 // Prints one JSON report on stdout; progress on stderr.
 
+import { spawn } from "node:child_process";
 import crypto from "node:crypto";
+import { fileURLToPath } from "node:url";
 
 import { publishOk, rawSse, sleep, startHerald } from "../tests/e2e/lib/herald.mjs";
 import { ENCODINGS, sdkClient, subscription } from "../tests/e2e/lib/centrifuge.mjs";
@@ -30,6 +35,7 @@ const MAX_BUFFER = Number(process.env.MAX_BUFFER || 65536);
 const DRAIN_SECONDS = Number(process.env.DRAIN_SECONDS || 120);
 const TRANSPORTS = (process.env.TRANSPORTS || "ws,sse,centrifuge").split(",");
 const EXTRA_ARGS = (process.env.EXTRA_ARGS || "").split(" ").filter(Boolean);
+const LINK = process.env.LINK || "python";
 const RATE_PER_CHANNEL = 10;
 const CHANNELS = ["stream:conflate1", "stream:conflate2", "stream:conflate3"];
 // Incompressible (the SDK's `ws` offers permessage-deflate, which Herald
@@ -57,8 +63,41 @@ const rssStart = h.rssKb();
 
 const clients = {};
 const proxies = [];
+/** A slow link to herald: {port, bytesPassed(), close()}. */
 async function throttled() {
-  const p = await startProxy(h.port, { bytesPerSecond: LINK_BPS });
+  if (LINK === "node") {
+    const p = await startProxy(h.port, { bytesPerSecond: LINK_BPS });
+    proxies.push(p);
+    return p;
+  }
+  const child = spawn("python3", [fileURLToPath(new URL("./slow_link.py", import.meta.url)), String(h.port), String(LINK_BPS)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let passed = 0;
+  const port = await new Promise((resolve, reject) => {
+    let text = "";
+    child.stdout.on("data", (d) => {
+      text += d.toString();
+      let nl;
+      while ((nl = text.indexOf("\n")) >= 0) {
+        const line = text.slice(0, nl);
+        text = text.slice(nl + 1);
+        const m = /^listening (\d+)/.exec(line);
+        if (m) resolve(Number(m[1]));
+        const b = /^bytes (\d+)/.exec(line);
+        if (b) passed += Number(b[1]);
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`slow_link.py exited (${code})`)));
+  });
+  const p = {
+    port,
+    bytesPassed: () => passed,
+    close: async () => {
+      child.kill("SIGTERM");
+      await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
+    },
+  };
   proxies.push(p);
   return p;
 }
@@ -238,9 +277,10 @@ const report = {
   samples,
   server_log_closes: h.log().split("\n").filter((l) => /closed|slow|timeout/.test(l)).slice(-20),
 };
-console.log(JSON.stringify(report, null, 2));
-
 for (const c of Object.values(clients)) await c.close();
+await sleep(500); // slow_link.py reports a connection's bytes when it ends
+for (const [k, c] of Object.entries(clients)) report.clients[k].bytes_through_link = c.proxy.bytesPassed();
+console.log(JSON.stringify(report, null, 2));
 for (const p of proxies) await p.close();
 await h.stop();
 process.exit(0);
