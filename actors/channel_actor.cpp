@@ -258,6 +258,18 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
           return;
         }
       }
+      if (const auto v = ticket->request.version; v != 0) {
+        if (st.version != 0 && st.version_epoch == ticket->request.version_epoch &&
+            v <= st.version) {
+          // Stale: an older state must not replace a newer one (docs/protocol.md
+          // "Versioned publishing"). Nothing stored or delivered.
+          net::metrics::version_suppressed();
+          ticket->suppress(index, st.offset, st.epoch, "stale_version");
+          return;
+        }
+        st.version = v;
+        st.version_epoch = ticket->request.version_epoch;
+      }
       auto p = make_publication(st.name, st.epoch, st.offset + 1, ticket->request.event,
                                 ticket->request.data, now, ticket->accepted_ns);
       st.append(p);

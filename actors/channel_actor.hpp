@@ -50,6 +50,12 @@ struct channel_state : channel_log {
   /// the keys in the order they came, with when (expiry after the window).
   std::unordered_map<std::string, std::uint64_t> keys;
   std::deque<std::pair<caf::actor_clock::time_point, std::string>> key_order;
+  /// In-process mode: the version of the last publication that carried one
+  /// (0: none yet) and its version epoch; a publication whose version is
+  /// not above it in the same version epoch is suppressed. Kept as long as
+  /// the channel (its metadata), like the epoch.
+  std::uint64_t version = 0;
+  std::string version_epoch;
   /// connection actor -> its session (where publications go)
   std::unordered_map<caf::actor, std::shared_ptr<net::delivery_sink>> subscribers;
   /// A subscriber negotiated delta compression on this channel: from then

@@ -2,12 +2,15 @@
 
 #include "net/wire/errors.hpp"
 
+#include <algorithm>
+
 namespace herald::actors {
 
 publish_ticket::publish_ticket(net::http::publish_request req, done_fn done)
   : request(std::move(req)),
     offsets(request.channels.size(), 0),
     epochs(request.channels.size()),
+    suppressed(request.channels.size()),
     remaining_(request.channels.size()),
     done_(std::move(done)) {}
 
@@ -26,6 +29,12 @@ void publish_ticket::complete(std::size_t index, std::uint64_t offset) {
 void publish_ticket::complete(std::size_t index, std::uint64_t offset, const std::string& epoch) {
   epochs[index] = epoch; // before the count: the last completer reads every epoch
   complete(index, offset);
+}
+
+void publish_ticket::suppress(std::size_t index, std::uint64_t offset, const std::string& epoch,
+                              const std::string& reason) {
+  suppressed[index] = reason; // before the count, like the epoch
+  complete(index, offset, epoch);
 }
 
 void publish_ticket::fail(std::size_t index, failure what, const std::string& reason) {
@@ -49,6 +58,9 @@ void publish_ticket::finish() {
     stored.positions.resize(offsets.size());
     for (std::size_t i = 0; i < offsets.size(); ++i)
       stored.positions[i] = {epochs[i], offsets[i]};
+    if (std::any_of(suppressed.begin(), suppressed.end(),
+                    [](const std::string& s) { return !s.empty(); }))
+      stored.suppressed = suppressed;
     answer(stored);
     return;
   }

@@ -41,6 +41,11 @@ struct publish_ticket {
   /// The same, with the epoch the offset counts in (in-process mode; the
   /// gateway's completions leave it empty).
   void complete(std::size_t index, std::uint64_t offset, const std::string& epoch);
+  /// Records that channel number `index` suppressed the publication
+  /// (`reason`, e.g. "stale_version": not stored, not delivered) at its
+  /// unchanged position `offset` in `epoch`. Thread-safe, like complete().
+  void suppress(std::size_t index, std::uint64_t offset, const std::string& epoch,
+                const std::string& reason);
 
   /// How one channel's publication was not acknowledged (cluster mode).
   enum class failure : std::uint8_t {
@@ -64,6 +69,8 @@ struct publish_ticket {
   std::vector<std::uint64_t> offsets;
   /// The epoch of each offset; empty when the completer did not say.
   std::vector<std::string> epochs;
+  /// Why each channel suppressed the publication; empty where it stored it.
+  std::vector<std::string> suppressed;
   /// When the publish was accepted (metrics::now_ns()): the start of its
   /// publish-to-write latency.
   std::int64_t accepted_ns = net::metrics::now_ns();

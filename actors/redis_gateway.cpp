@@ -89,13 +89,19 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       const auto& req = ticket->request;
       for (std::size_t i = 0; i < req.channels.size(); ++i) {
         self->state.backend->publish(
-          req.channels[i], req.event, req.data, req.idempotency_key,
+          req.channels[i],
+          {req.event, req.data, req.idempotency_key, req.version, req.version_epoch},
           [ticket, i,
            me = caf::actor_cast<caf::actor>(self)](net::redis::backend::publish_result r) {
             if (r.ok || r.refused)
               caf::anon_send(me, writable_atom_v, r.ok, r.error);
             if (r.ok && r.duplicate)
               net::metrics::idempotent_replay();
+            if (r.ok && r.stale_version) {
+              net::metrics::version_suppressed();
+              ticket->suppress(i, r.offset, r.epoch, "stale_version");
+              return;
+            }
             using outcome = net::redis::backend::outcome;
             using failure = publish_ticket::failure;
             if (r.ok)

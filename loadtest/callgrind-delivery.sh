@@ -13,7 +13,9 @@
 #   TRANSPORTS "sse ws" (default)
 #   env: CONNECTIONS (500), LOW (10), HIGH (40); LOADTEST_ARGS, more loadtest
 #        options (e.g. "--ws-deflate --payload-bytes 2048"); HERALD_ARGS, more
-#        server options (e.g. "--ws-deflate-min-bytes=0")
+#        server options (e.g. "--ws-deflate-min-bytes=0"); KEEP, a folder that
+#        receives each run's callgrind output (TRANSPORT-PUBLICATIONS.out), to
+#        compare with callgrind_annotate --inclusive=yes
 # needs: valgrind. Prints one line per transport.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -54,6 +56,7 @@ run() {
   kill -TERM "$pid"
   wait "$pid" 2>/dev/null || true
   pid=
+  if [[ -n ${KEEP:-} ]]; then mkdir -p "$KEEP" && cp "$out" "$KEEP/$transport-$pubs.out"; fi
   sed -n 's/^totals: *\([0-9]*\).*/\1/p' "$out" | head -n1
 }
 

@@ -209,6 +209,7 @@ private:
       c.transport = o_.transport;
       c.ws_deflate = o_.ws_deflate;
       c.centrifugo_delta = o_.centrifugo_delta;
+      c.filter = o_.filter;
       c.resume_on_drop = o_.resume_on_drop;
       c.targets = o_.targets;
       c.sources = o_.source_addrs;

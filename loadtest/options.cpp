@@ -82,6 +82,10 @@ Connections
                          and inflate what comes compressed
   --centrifugo-delta     centrifugo transport: subscribe with delta "fossil" and
                          apply the Fossil deltas (net/wire/fossil_delta.hpp)
+  --filter               every subscription asks for a filter that the publications
+                         match (event "loadtest"): /v1/ws "filter", Centrifugo JSON
+                         "tf", SSE &event= (docs/protocol.md "Filters"): what a
+                         filter costs per delivery, every delivery still made
   --resume-on-drop       a connection the server closes resumes with its position
                          (within 250 ms, as a client's reconnect would; counted as
                          dropped all the same)
@@ -248,7 +252,8 @@ std::string parse_options(int argc, char** argv, options& o, bool& help) {
   std::map<std::string, bool*> flags{
     {"find-max", &o.find_max}, {"json", &o.json},         {"quiet", &o.quiet},
     {"worker", &o.worker},     {"ws-deflate", &o.ws_deflate},
-    {"centrifugo-delta", &o.centrifugo_delta}, {"resume-on-drop", &o.resume_on_drop}};
+    {"centrifugo-delta", &o.centrifugo_delta}, {"resume-on-drop", &o.resume_on_drop},
+    {"filter", &o.filter}};
 
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
@@ -339,6 +344,9 @@ std::string finalize_options(options& o) {
     return "--payload-bytes must be at most 60000 (Herald's publish limit is 64 KiB)";
   if (o.publish_conns == 0 || o.publish_inflight == 0)
     return "--publish-conns and --publish-inflight must be at least 1";
+  if (o.filter && (o.transport == "centrifugo-protobuf" || o.centrifugo_delta))
+    return "--filter works with sse, ws, mix and centrifugo without --centrifugo-delta "
+           "(Centrifugo refuses a filter with delta)";
   if (o.find_max && o.scen == scenario::idle)
     return "--find-max needs a scenario that publishes";
 

@@ -49,6 +49,7 @@ struct options {
   bool ws_deflate = false; ///< WebSocket connections offer permessage-deflate
   bool centrifugo_delta = false; ///< Centrifugo JSON subscribes with delta "fossil"
   bool resume_on_drop = false;   ///< a connection the server closes resumes
+  bool filter = false; ///< every subscription has a tags filter its publications match
   bool worker = false;     ///< internal: run as a worker process
 };
 

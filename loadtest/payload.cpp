@@ -75,9 +75,12 @@ bool scan_pub_fields(std::string_view text, pub_fields& out) noexcept {
   return true;
 }
 
-bool scan_centrifugo_publication(std::string_view msg, std::string_view& channel,
-                                 std::uint64_t& offset) noexcept {
-  constexpr std::string_view prefix = R"({"push":{"channel":")";
+namespace {
+
+// `msg` starts with `prefix` and then a channel name up to a '"': takes the
+// name into `channel` and leaves `msg` at that quote.
+bool take_channel(std::string_view& msg, std::string_view prefix,
+                  std::string_view& channel) noexcept {
   if (msg.substr(0, prefix.size()) != prefix)
     return false;
   msg.remove_prefix(prefix.size());
@@ -86,6 +89,15 @@ bool scan_centrifugo_publication(std::string_view msg, std::string_view& channel
     return false;
   channel = msg.substr(0, q);
   msg.remove_prefix(q);
+  return true;
+}
+
+} // namespace
+
+bool scan_centrifugo_publication(std::string_view msg, std::string_view& channel,
+                                 std::uint64_t& offset) noexcept {
+  if (!take_channel(msg, R"({"push":{"channel":")", channel))
+    return false;
   constexpr std::string_view pub = R"(","pub":{)";
   if (msg.substr(0, pub.size()) != pub)
     return false;
@@ -96,15 +108,8 @@ bool scan_centrifugo_publication(std::string_view msg, std::string_view& channel
 
 bool scan_ws_publication(std::string_view msg, std::string_view& channel,
                          std::uint64_t& offset) noexcept {
-  constexpr std::string_view prefix = R"({"op":"publication","channel":")";
-  if (msg.substr(0, prefix.size()) != prefix)
+  if (!take_channel(msg, R"({"op":"publication","channel":")", channel))
     return false;
-  msg.remove_prefix(prefix.size());
-  auto q = msg.find('"');
-  if (q == std::string_view::npos)
-    return false;
-  channel = msg.substr(0, q);
-  msg.remove_prefix(q);
   constexpr std::string_view off = R"(","offset":)";
   if (msg.substr(0, off.size()) != off)
     return false;

@@ -92,6 +92,7 @@ struct subscriber_spec {
   bool slow = false;         ///< stops reading once established
   bool deflate = false;      ///< WebSocket: offer permessage-deflate
   bool delta = false;        ///< Centrifugo JSON: subscribe with delta "fossil"
+  bool filter = false;       ///< ask for a filter the publisher's event matches
 };
 
 class subscriber {

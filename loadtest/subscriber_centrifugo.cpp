@@ -25,6 +25,8 @@ std::string subscriber::centrifugo_commands() const {
     m += '"';
     if (spec_.delta)
       m += R"(,"delta":"fossil")";
+    if (spec_.filter)
+      m += R"(,"tf":{"key":"event","cmp":"eq","val":"loadtest"})";
     if (t.asks_recovery(resume_)) {
       m += R"(,"recover":true,"epoch":")";
       m += t.epoch;

@@ -15,6 +15,8 @@ std::string subscriber::sse_request() const {
     r += "channel=";
     r += channel_name(tracks_[i]);
   }
+  if (spec_.filter)
+    r += "&event=loadtest";
   r += " HTTP/1.1\r\nHost: ";
   r += spec_.host;
   r += "\r\nAccept: text/event-stream\r\n";

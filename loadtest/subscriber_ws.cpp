@@ -16,6 +16,8 @@ std::string subscriber::ws_subscribe(const track& t, std::size_t request_id) con
   m += R"(,"channel":")";
   m += channel_name(t);
   m += '"';
+  if (spec_.filter)
+    m += R"(,"filter":{"key":"event","cmp":"eq","val":"loadtest"})";
   if (t.asks_recovery(resume_)) {
     m += R"(,"since":{"epoch":")";
     m += t.epoch;

@@ -49,6 +49,17 @@ double nice_ceiling(double v) {
   return 10 * p;
 }
 
+// The opening of a chart: the <svg> element, a white background, the title.
+void open_svg(std::ostringstream& o, const std::string& title) {
+  o << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << width << R"(" height=")" << height
+    << R"(" font-family="sans-serif" font-size="12">)"
+    << "\n";
+  o << R"(<rect width="100%" height="100%" fill="white"/>)"
+    << "\n";
+  o << R"(<text x=")" << width / 2 << R"(" y="24" text-anchor="middle" font-size="15">)"
+    << escape(title) << "</text>\n";
+}
+
 std::string num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.1f", v);
@@ -86,13 +97,7 @@ std::string render_percentile_svg(const std::string& title,
   auto py = [&](double ms) { return top + ph * (1.0 - std::min(ms, y_top) / y_top); };
 
   std::ostringstream o;
-  o << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << width << R"(" height=")" << height
-    << R"(" font-family="sans-serif" font-size="12">)"
-    << "\n";
-  o << R"(<rect width="100%" height="100%" fill="white"/>)"
-    << "\n";
-  o << R"(<text x=")" << width / 2 << R"(" y="24" text-anchor="middle" font-size="15">)"
-    << escape(title) << "</text>\n";
+  open_svg(o, title);
   // Grid and axes.
   for (int i = 0; i <= 5; ++i) {
     double ms = y_top * i / 5;
@@ -217,13 +222,7 @@ std::string render_timeline_svg(const std::string& title,
   auto py = [&](double v, double topv) { return top + ph * (1.0 - std::min(v, topv) / topv); };
 
   std::ostringstream o;
-  o << R"(<svg xmlns="http://www.w3.org/2000/svg" width=")" << width << R"(" height=")" << height
-    << R"(" font-family="sans-serif" font-size="12">)"
-    << "\n";
-  o << R"(<rect width="100%" height="100%" fill="white"/>)"
-    << "\n";
-  o << R"(<text x=")" << width / 2 << R"(" y="24" text-anchor="middle" font-size="15">)"
-    << escape(title) << "</text>\n";
+  open_svg(o, title);
   for (int i = 0; i <= 5; ++i) {
     double v = y_top * i / 5, y = py(v, y_top);
     o << R"(<line x1=")" << left << R"(" x2=")" << left + pw << R"(" y1=")" << num(y) << R"(" y2=")"

@@ -25,6 +25,7 @@ nlohmann::json worker_config::to_json() const {
           {"transport", transport},
           {"ws_deflate", ws_deflate},
           {"centrifugo_delta", centrifugo_delta},
+          {"filter", filter},
           {"resume_on_drop", resume_on_drop},
           {"targets", targets},
           {"sources", sources},
@@ -49,6 +50,7 @@ worker_config worker_config::from_json(const nlohmann::json& j) {
   c.transport = j.at("transport").get<std::string>();
   c.ws_deflate = j.value("ws_deflate", false);
   c.centrifugo_delta = j.value("centrifugo_delta", false);
+  c.filter = j.value("filter", false);
   c.resume_on_drop = j.value("resume_on_drop", false);
   c.targets = j.at("targets").get<std::vector<std::string>>();
   c.sources = j.at("sources").get<std::vector<std::string>>();
@@ -205,6 +207,7 @@ private:
       spec.slow = is_slow_connection(k, cfg_.slow_share);
       spec.deflate = cfg_.ws_deflate;
       spec.delta = cfg_.centrifugo_delta && spec.kind == transport::centrifugo;
+      spec.filter = cfg_.filter;
       subs_.push_back(std::make_unique<subscriber>(ctx_, std::move(spec)));
     }
   }

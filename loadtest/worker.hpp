@@ -32,6 +32,7 @@ struct worker_config {
   std::string transport = "sse"; ///< sse, ws, centrifugo, centrifugo-protobuf or mix (even numbers SSE, odd WebSocket)
   bool ws_deflate = false;       ///< WebSocket connections offer permessage-deflate
   bool centrifugo_delta = false; ///< Centrifugo JSON subscribes with delta "fossil"
+  bool filter = false;           ///< subscriptions ask for a filter that matches
   bool resume_on_drop = false;   ///< a connection the server closes resumes
   std::vector<std::string> targets; ///< host:port, connection k uses targets[k % size]
   std::vector<std::string> sources; ///< loopback source addresses, round robin by k

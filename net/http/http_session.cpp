@@ -287,7 +287,8 @@ void http_session::handle_publish(request& req) {
     std::vector<std::uint64_t> offsets(outcome.positions.size());
     for (std::size_t i = 0; i < offsets.size(); ++i)
       offsets[i] = outcome.positions[i].offset;
-    self->reply_later(200, encode_publish_response(channels, offsets), keep, version);
+    self->reply_later(200, encode_publish_response(channels, offsets, outcome.suppressed), keep,
+                      version);
   });
 }
 
@@ -364,8 +365,11 @@ void http_session::handle_api(request& req, route where) {
       return;
     }
     self->reply_later(200,
-                      broadcast ? encode_api_broadcast(outcome.positions)
-                                : encode_api_publish(outcome.positions.at(0)),
+                      broadcast ? encode_api_broadcast(outcome.positions, outcome.suppressed)
+                                : encode_api_publish(outcome.positions.at(0),
+                                                     outcome.suppressed.empty()
+                                                       ? std::string{}
+                                                       : outcome.suppressed.at(0)),
                       keep, version);
   });
 }

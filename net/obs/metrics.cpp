@@ -39,7 +39,8 @@ enum slot : std::size_t {
   s_channels = s_recoveries + 2,                               // gauge
   s_redis_reconnects = s_channels + 1,
   s_idempotent_replays = s_redis_reconnects + 1,
-  s_redis_write_failures = s_idempotent_replays + 1,
+  s_version_suppressed = s_idempotent_replays + 1,
+  s_redis_write_failures = s_version_suppressed + 1,
   s_conflated = s_redis_write_failures + 1,
   s_http_errors = s_conflated + 1, // [errc]
   slot_count = s_http_errors + errc_slots,
@@ -402,6 +403,10 @@ void idempotent_replay() noexcept {
   add(s_idempotent_replays, 1);
 }
 
+void version_suppressed() noexcept {
+  add(s_version_suppressed, 1);
+}
+
 void conflated(std::uint64_t n) noexcept {
   add(s_conflated, static_cast<std::int64_t>(n));
 }
@@ -542,6 +547,11 @@ std::string render() {
            "Publishes to a channel that repeated an idempotency key within the window: answered "
            "with the first publication's offset, nothing delivered.");
   w.sample("herald_publish_idempotent_replays_total", {}, t.slots[s_idempotent_replays]);
+
+  w.family("herald_publish_version_suppressed_total", "counter",
+           "Publishes to a channel whose version was not above the channel's last: neither "
+           "stored nor delivered.");
+  w.sample("herald_publish_version_suppressed_total", {}, t.slots[s_version_suppressed]);
 
   w.family("herald_conflated_publications_total", "counter",
            "Publications dropped from a client's outbound queue by the overflow policy conflate: "

@@ -133,6 +133,10 @@ void set_redis_problem(redis_problem p) noexcept;
 /// A publish to one channel repeated an idempotency key within the window.
 void idempotent_replay() noexcept;
 
+/// A publish to one channel was suppressed: its version was not above the
+/// channel's last accepted one (docs/protocol.md "Versioned publishing").
+void version_suppressed() noexcept;
+
 /// `n` publications were dropped from a client's outbound queue by the
 /// overflow policy conflate (net/core/outbound_queue.hpp): a newer one of
 /// the same subscription replaced them.

@@ -54,6 +54,9 @@ public:
     std::string epoch;        ///< the channel's epoch in Redis
     std::uint64_t offset = 0; ///< the offset Redis gave the publication
     bool duplicate = false;   ///< the idempotency key was seen: the first publication's offset
+    /// The version was not above the channel's last (same version epoch):
+    /// nothing stored or published; `epoch`/`offset` are the channel's.
+    bool stale_version = false;
     /// Redis answered with an error reply (READONLY, OOM, script error...),
     /// not a WAIT that fell short: the instance does not take writes.
     bool refused = false;
@@ -68,6 +71,17 @@ public:
     std::vector<std::string> envelopes; ///< history entries after the asked offset, in order
   };
 
+  /// What one publication carries into the publish script.
+  struct publish_args {
+    std::string event;
+    std::string data;            ///< compact JSON text
+    std::string idempotency_key; ///< empty: none
+    /// 0: none; else the guard of docs/protocol.md "Versioned publishing",
+    /// kept in the channel's meta hash (`version`, `version_epoch`).
+    std::uint64_t version = 0;
+    std::string version_epoch;
+  };
+
   /// Runs the publish script for one channel (docs/cluster.md). `done` is
   /// called exactly once, with ok true and `what` stored, or ok false and
   /// `what` saying whether the publication is stored but not replicated,
@@ -75,9 +89,11 @@ public:
   /// `idempotency_key` (may be empty): a key already stored for the channel
   /// within the window is answered with its publication's epoch and offset
   /// (duplicate true) and nothing is stored or published; decided inside the
-  /// script, so instances that receive the same retry agree.
-  virtual void publish(const std::string& channel, const std::string& event,
-                       const std::string& data, const std::string& idempotency_key,
+  /// script, so instances that receive the same retry agree. A `version`
+  /// not above the channel's last in the same version epoch is answered
+  /// with the channel's position (stale_version true), nothing stored or
+  /// published; decided inside the script too.
+  virtual void publish(const std::string& channel, const publish_args& args,
                        std::function<void(publish_result)> done) = 0;
 
   /// Tries a write like a publish's (two keys, in a script) that stores

@@ -160,18 +160,16 @@ void client::report_still_down(const std::string& reason) {
   on_still_down(reason);
 }
 
-void client::publish(const std::string& channel, const std::string& event, const std::string& data,
-                     const std::string& idempotency_key, std::function<void(publish_result)> done) {
-  asio::post(strand_, [self = shared_from_this(), channel, event, data, idempotency_key,
-                       done = std::move(done)]() mutable {
+void client::publish(const std::string& channel, const publish_args& pub,
+                     std::function<void(publish_result)> done) {
+  asio::post(strand_, [self = shared_from_this(), channel, pub, done = std::move(done)]() mutable {
     auto i = self->pick();
     if (i == npos) {
       done({false, "not connected", {}, 0});
       return;
     }
     std::vector<std::string> keys, args;
-    publish_call(self->settings(), channel, event, data, idempotency_key, self->opts_.make_epoch(),
-                 keys, args);
+    publish_call(self->settings(), channel, pub, self->opts_.make_epoch(), keys, args);
     // When it cannot send, eval_script still calls the callback ("disconnected").
     auto& c = self->pool_[i];
     c->eval_script(self->publish_script_[i], std::move(keys), std::move(args),

@@ -57,8 +57,7 @@ public:
   /// Makes a client on a new strand of `ioc`. Call start() to connect.
   static std::shared_ptr<client> create(asio::io_context& ioc, options opts);
 
-  void publish(const std::string& channel, const std::string& event, const std::string& data,
-               const std::string& idempotency_key,
+  void publish(const std::string& channel, const publish_args& args,
                std::function<void(publish_result)> done) override;
   void probe_write(std::function<void(publish_result)> done) override;
   void sync(const std::string& channel, std::uint64_t after, const std::string& epoch,

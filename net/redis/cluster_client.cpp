@@ -435,14 +435,11 @@ void cluster_client::on_script_reply(const std::shared_ptr<connection>& conn, sc
   });
 }
 
-void cluster_client::publish(const std::string& channel, const std::string& event,
-                             const std::string& data, const std::string& idempotency_key,
+void cluster_client::publish(const std::string& channel, const publish_args& pub,
                              std::function<void(publish_result)> done) {
-  asio::post(strand_, [self = shared_from_this(), channel, event, data, idempotency_key,
-                       done = std::move(done)]() mutable {
+  asio::post(strand_, [self = shared_from_this(), channel, pub, done = std::move(done)]() mutable {
     std::vector<std::string> keys, args;
-    publish_call(self->opts_.scripts, channel, event, data, idempotency_key,
-                 self->opts_.make_epoch(), keys, args);
+    publish_call(self->opts_.scripts, channel, pub, self->opts_.make_epoch(), keys, args);
     self->run(
       script_kind::publish, std::move(keys), std::move(args),
       [done = std::move(done)](reply r) mutable { done(to_publish_result(std::move(r))); },

@@ -108,8 +108,7 @@ public:
   /// `opts.seeds` must hold at least one seed (parse_cluster_url ensures it).
   static std::shared_ptr<cluster_client> create(asio::io_context& ioc, options opts);
 
-  void publish(const std::string& channel, const std::string& event, const std::string& data,
-               const std::string& idempotency_key,
+  void publish(const std::string& channel, const publish_args& args,
                std::function<void(publish_result)> done) override;
   /// Probes every master (a key pair whose hash tag falls in one of its
   /// slots): ok only when each took the write.

@@ -19,25 +19,26 @@ script_settings::history_of(std::string_view channel) const {
   return {c.history_size, c.history_ttl};
 }
 
-void publish_call(const script_settings& s, const std::string& channel, const std::string& event,
-                  const std::string& data, const std::string& idempotency_key,
-                  const std::string& new_epoch, std::vector<std::string>& keys,
-                  std::vector<std::string>& args) {
+void publish_call(const script_settings& s, const std::string& channel,
+                  const backend::publish_args& pub, const std::string& new_epoch,
+                  std::vector<std::string>& keys, std::vector<std::string>& args) {
   auto k = keys_for(s.prefix, channel);
   keys = {k.meta, k.history};
-  if (!idempotency_key.empty())
-    keys.push_back(idempotency_key_for(s.prefix, channel, idempotency_key));
+  if (!pub.idempotency_key.empty())
+    keys.push_back(idempotency_key_for(s.prefix, channel, pub.idempotency_key));
   const auto [size, ttl] = s.history_of(channel);
   args = {k.pubsub,
           channel,
-          event,
-          data,
+          pub.event,
+          pub.data,
           std::to_string(size),
           std::to_string(ttl.count()),
           new_epoch,
-          std::to_string(s.idempotency_window.count())};
-  if (s.sharded)
-    args.push_back("SPUBLISH");
+          std::to_string(s.idempotency_window.count()),
+          s.sharded ? "SPUBLISH" : "PUBLISH",
+          std::string{}, // ARGV[10]: tags (none)
+          pub.version == 0 ? std::string{} : std::to_string(pub.version),
+          pub.version_epoch};
 }
 
 void sync_call(const script_settings& s, const std::string& channel, std::uint64_t after,
@@ -88,7 +89,9 @@ backend::publish_result to_publish_result(reply r) {
       r.elements[1].number > 0) {
     backend::publish_result res{
       true, {}, r.elements[0].str, static_cast<std::uint64_t>(r.elements[1].number)};
-    res.duplicate = r.elements.size() == 3;
+    // A third element: 1 an idempotent retry, 2 a stale version.
+    res.duplicate = r.elements.size() == 3 && r.elements[2].number == 1;
+    res.stale_version = r.elements.size() == 3 && r.elements[2].number == 2;
     res.what = outcome::stored;
     return res;
   }

@@ -40,10 +40,9 @@ struct script_settings {
 /// KEYS and ARGV of the publish script (net/redis/publish.lua) for one
 /// publication; `idempotency_key` empty: none. `new_epoch` is the epoch the
 /// channel starts when it has none. KEYS[0] names the channel's slot.
-void publish_call(const script_settings& s, const std::string& channel, const std::string& event,
-                  const std::string& data, const std::string& idempotency_key,
-                  const std::string& new_epoch, std::vector<std::string>& keys,
-                  std::vector<std::string>& args);
+void publish_call(const script_settings& s, const std::string& channel,
+                  const backend::publish_args& pub, const std::string& new_epoch,
+                  std::vector<std::string>& keys, std::vector<std::string>& args);
 
 /// KEYS and ARGV of the sync script (net/redis/sync.lua).
 void sync_call(const script_settings& s, const std::string& channel, std::uint64_t after,

@@ -35,6 +35,11 @@ struct publish_outcome {
   /// When stored: each channel's position, in request order (the epoch may
   /// be empty where the instance does not know it: cluster mode).
   std::vector<stream_position> positions;
+  /// When stored: empty, or for each channel in request order why its
+  /// publication was suppressed (neither stored nor delivered; its position
+  /// is the channel's unchanged one), e.g. "stale_version"; empty where it
+  /// was stored.
+  std::vector<std::string> suppressed;
 
   bool stored() const noexcept { return what == result::stored; }
 };

@@ -291,6 +291,64 @@ CAF_TEST(an idempotency key answers a retry with the first offset and delivers n
 
 CAF_TEST_FIXTURE_SCOPE_END()
 
+// -- versioned publishing ------------------------------------------------------
+
+namespace {
+
+struct version_fixture : fixture {
+  std::vector<std::string> results; ///< "offset" or "offset suppressed:<reason>"
+
+  void publish_version(std::uint64_t version, std::string version_epoch = {}) {
+    net::http::publish_request req{{"stream:42"}, "balance", R"({"n":1})"};
+    req.version = version;
+    req.version_epoch = std::move(version_epoch);
+    self->send(ch, publish_atom_v,
+               std::make_shared<publish_ticket>(
+                 std::move(req),
+                 [this](const publish_ticket& t, const net::publish_outcome& o) {
+                   auto r = std::to_string(o.positions.at(0).offset);
+                   if (!o.suppressed.empty())
+                     r += " suppressed:" + o.suppressed.at(0);
+                   results.push_back(r);
+                   CAF_CHECK(o.stored());
+                   CAF_CHECK_EQUAL(o.positions.at(0).epoch, "ep1");
+                   (void)t;
+                 }),
+               std::size_t{0});
+    sched.run();
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(version_tests, version_fixture)
+
+CAF_TEST(a version not above the last is suppressed and neither stored nor delivered at an unchanged offset) {
+  auto a = subscribe();
+  publish_version(10);
+  publish_version(10);
+  publish_version(9);
+  publish_version(11);
+  publish_version(0); // no version: not guarded, and the last version stays 11
+  publish_version(11);
+  CAF_CHECK_EQUAL(results, (std::vector<std::string>{"1", "1 suppressed:stale_version",
+                                                     "1 suppressed:stale_version", "2", "3",
+                                                     "3 suppressed:stale_version"}));
+  CAF_CHECK_EQUAL(sub(a).pubs.size(), 3u);
+  CAF_CHECK_EQUAL(state().history.size(), 3u);
+}
+
+CAF_TEST(a version epoch starts its own count) {
+  publish_version(100, "run-1");
+  publish_version(5, "run-2");
+  publish_version(5, "run-2");
+  publish_version(101, "run-1"); // the last accepted epoch is run-2: another epoch counts anew
+  CAF_CHECK_EQUAL(results,
+                  (std::vector<std::string>{"1", "2", "2 suppressed:stale_version", "3"}));
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()
+
 // -- channel classes (net/wire/channel_class.hpp) ------------------------------
 
 namespace {

@@ -14,7 +14,7 @@ import { after, describe, test } from "node:test";
 
 import { EventSource } from "eventsource";
 
-import { ENCODINGS, sdkClient, subscription } from "./lib/centrifuge.mjs";
+import { ENCODINGS, assertCacheRecovery, subscribedClient } from "./lib/centrifuge.mjs";
 import { HERALD_BIN, Inbox, awaitBackgroundStops, getJson, makeCursor, publishOk, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
 import { freePort } from "./lib/processes.mjs";
 import { startProxy } from "./lib/proxy.mjs";
@@ -43,10 +43,7 @@ describe("channel classes", () => {
     test(`SDK (${enc}): a cache channel gives a first subscribe with since: {} the latest value, then live`, async () => {
       const channel = `stream:cache-first-${enc}`;
       await publishRange(h.url, channel, 1, 6);
-      const c = sdkClient(Sdk, h.port);
-      const sub = subscription(c, channel, { since: {} });
-      sub.subscribe();
-      c.connect();
+      const { c, sub } = subscribedClient(Sdk, h.port, channel, { since: {} });
       try {
         await waitFor(() => sub.pubs.length >= 1, "the latest value");
         const subscribed = sub.events.filter((e) => e.name === "subscribed");
@@ -66,30 +63,17 @@ describe("channel classes", () => {
     test(`SDK (${enc}): away while 20 publications trimmed its position, it comes back to exactly the latest, recovered, no 112, no gap`, async () => {
       const channel = `stream:cache-away-${enc}`;
       const proxy = await startProxy(h.port);
-      const c = sdkClient(Sdk, proxy.port);
-      const sub = subscription(c, channel, { since: {} });
-      sub.subscribe();
-      c.connect();
+      const { c, sub } = subscribedClient(Sdk, proxy.port, channel, { since: {} });
       try {
-        await waitFor(() => sub.state === "subscribed", "subscribed");
-        await publishRange(h.url, channel, 1, 4);
-        await waitFor(() => sub.pubs.length >= 3, "three live");
-        // Away: the proxy leads nowhere until the 20 publications are made.
-        proxy.retarget(await freePort());
-        proxy.drop();
-        await waitFor(() => sub.state === "subscribing", "the drop seen");
-        await publishRange(h.url, channel, 4, 24); // the history keeps only 23
-        proxy.retarget(h.port);
-        await waitFor(() => sub.events.filter((e) => e.name === "subscribed").length === 2, "subscribed again");
-        await waitFor(() => sub.pubs.length >= 4, "the latest value");
-        await publishOk(h.url, { channel, event: "state", data: { n: 24 } });
-        await waitFor(() => sub.pubs.length >= 5, "live after it");
-        await sleep(100);
-        assert.deepEqual(sub.pubs.map((p) => p.data.n), [1, 2, 3, 23, 24]);
-        const again = sub.events.filter((e) => e.name === "subscribed")[1].ctx;
-        assert.equal(again.wasRecovering, true);
-        assert.equal(again.recovered, true);
-        assert.deepEqual(sub.events.filter((e) => e.name === "error" || e.name === "unsubscribed"), []);
+        await assertCacheRecovery(sub, {
+          publish: (n) => publishOk(h.url, { channel, event: "state", data: { n } }),
+          // Away: the proxy leads nowhere until the 20 publications are made.
+          leave: async () => {
+            proxy.retarget(await freePort());
+            proxy.drop();
+          },
+          back: () => proxy.retarget(h.port),
+        });
       } finally {
         c.disconnect();
         await proxy.close();
@@ -98,10 +82,7 @@ describe("channel classes", () => {
 
     test(`SDK (${enc}): a class with delta=refused gives full publications to delta: 'fossil'`, async () => {
       const channel = `stream:plain-delta-${enc}`;
-      const c = sdkClient(Sdk, h.port);
-      const sub = subscription(c, channel, { delta: "fossil" });
-      sub.subscribe();
-      c.connect();
+      const { c, sub } = subscribedClient(Sdk, h.port, channel, { delta: "fossil" });
       try {
         await waitFor(() => sub.state === "subscribed", "subscribed");
         const big = (n) => ({ n, text: "same text ".repeat(100) });

@@ -63,7 +63,7 @@ std::shared_ptr<cluster_client> make_client(io_fixture& f, test_cluster& c,
 std::uint64_t publish(io_fixture& f, cluster_client& c, const std::string& channel, int i) {
   bool done = false;
   backend::publish_result res;
-  c.publish(channel, "ev", std::to_string(i), {}, [&](backend::publish_result r) {
+  c.publish(channel, {"ev", std::to_string(i)}, [&](backend::publish_result r) {
     res = std::move(r);
     done = true;
   });
@@ -262,7 +262,7 @@ TEST_CASE_METHOD(started_cluster_client,
   auto publish_keyed = [&](const std::string& key) {
     bool done = false;
     backend::publish_result res;
-    client->publish(ch, "ev", "1", key, [&](backend::publish_result r) {
+    client->publish(ch, {"ev", "1", key}, [&](backend::publish_result r) {
       res = std::move(r);
       done = true;
     });

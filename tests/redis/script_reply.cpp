@@ -54,6 +54,19 @@ TEST_CASE("to_publish_result: stored, refused, unreplicated, disconnected",
   CHECK(unsent.what == outcome::not_stored);
 }
 
+TEST_CASE("to_publish_result: a third element says a retry (1) or a stale version (2)",
+          "[redis][script_reply]") {
+  auto retry = to_publish_result(array({string("e1"), integer(7), integer(1)}));
+  CHECK(retry.ok);
+  CHECK(retry.duplicate);
+  CHECK_FALSE(retry.stale_version);
+  auto stale = to_publish_result(array({string("e1"), integer(7), integer(2)}));
+  CHECK(stale.ok);
+  CHECK(stale.stale_version);
+  CHECK_FALSE(stale.duplicate);
+  CHECK(stale.offset == 7u);
+}
+
 // Issue 19: "not stored" only where Redis refused before running the script.
 TEST_CASE("to_publish_result: errors before the script ran are not stored, others unknown",
           "[redis][script_reply]") {

@@ -191,3 +191,37 @@ TEST_CASE("slot: the publish and sync scripts run on a Redis Cluster, untagged n
   CHECK(sync.elements[1].number == 2);
   CHECK(sync.elements[2].elements.size() == 2);
 }
+
+TEST_CASE("publish script: a version not above the channel's last (same version epoch) is "
+          "neither stored nor published, compared exactly up to 2^64-1",
+          "[redis][slot][version]") {
+  one_node_cluster cluster(true);
+  auto& redis = *cluster.server;
+  auto k = keys_for("herald:", "stream:9");
+  auto publish = [&](std::string version, std::string version_epoch = {}) {
+    return redis.command({"EVAL", herald::net::redis::publish_script, "2", k.meta, k.history,
+                          k.pubsub, "stream:9", "ev", "{}", "16", "60", "e1", "60", "PUBLISH", "",
+                          std::move(version), std::move(version_epoch)});
+  };
+  auto len = [&] { return redis.command({"XLEN", k.history}).number; };
+  CHECK(publish("5").elements.size() == 2);
+  CHECK(publish("").elements.size() == 2);  // no version: not guarded
+  auto stale = publish("5");                // equal: stale
+  REQUIRE(stale.elements.size() == 3);
+  CHECK(stale.elements[2].number == 2);
+  CHECK(stale.elements[1].number == 2);     // the channel's unchanged offset
+  CHECK(publish("4").elements.size() == 3); // below
+  CHECK(len() == 2);
+  // Beyond 2^53 (where doubles lose digits): compared as decimal strings.
+  CHECK(publish("18446744073709551614").elements.size() == 2);
+  CHECK(publish("18446744073709551613").elements.size() == 3);
+  CHECK(publish("9999999999999999999").elements.size() == 3); // fewer digits: below
+  CHECK(publish("18446744073709551615").elements.size() == 2);
+  // Another version epoch starts its own count.
+  CHECK(publish("1", "reindex-2").elements.size() == 2);
+  CHECK(publish("1", "reindex-2").elements.size() == 3);
+  CHECK(len() == 5);
+  auto meta = redis.command({"HGET", k.meta, "version"});
+  CHECK(meta.str == "1");
+}
+

@@ -4,6 +4,7 @@
 #include "net/wire/json_input.hpp"
 
 #include <algorithm>
+#include <charconv>
 
 namespace herald::net::http {
 
@@ -89,6 +90,39 @@ std::error_code read_publish_request(const nlohmann::json& doc, std::size_t max_
     }
     key = k->get<std::string>();
   }
+  std::uint64_t version = 0;
+  std::string version_epoch;
+  if (auto v = doc.find("version"); v != doc.end() && !v->is_null()) {
+    bool ok = false;
+    if (v->is_number_unsigned()) {
+      version = v->get<std::uint64_t>();
+      ok = true;
+    } else if (v->is_string()) {
+      const auto& text = v->get_ref<const std::string&>();
+      auto [end, ec] = std::from_chars(text.data(), text.data() + text.size(), version);
+      ok = ec == std::errc{} && end == text.data() + text.size() && !text.empty() &&
+           text.front() != '+' && text.front() != '-';
+    }
+    if (!ok || version == 0) {
+      detail = "\"version\" must be an integer from 1 to 18446744073709551615 (or a string of "
+               "its digits)";
+      return errc::invalid_request;
+    }
+  }
+  if (auto e = doc.find("version_epoch"); e != doc.end() && !e->is_null()) {
+    if (!e->is_string() || !is_valid_idempotency_key(e->get_ref<const std::string&>()) ||
+        e->get_ref<const std::string&>().size() > 64) {
+      detail = "\"version_epoch\" must be a string of 1-64 printable ASCII characters";
+      return errc::invalid_request;
+    }
+    if (version == 0) {
+      detail = "\"version_epoch\" needs a \"version\"";
+      return errc::invalid_request;
+    }
+    version_epoch = e->get<std::string>();
+  }
+  out.version = version;
+  out.version_epoch = std::move(version_epoch);
   out.idempotency_key = std::move(key);
   out.channels = std::move(names);
   out.event = std::move(event);
@@ -120,13 +154,20 @@ std::error_code apply_idempotency_header(std::string_view header, publish_reques
 }
 
 std::string encode_publish_response(const std::vector<std::string>& channels,
-                                    const std::vector<std::uint64_t>& offsets) {
+                                    const std::vector<std::uint64_t>& offsets,
+                                    const std::vector<std::string>& suppressed) {
   // ordered_json keeps the request order (json would sort the keys).
   nlohmann::ordered_json offs = nlohmann::ordered_json::object();
-  for (std::size_t i = 0; i < channels.size() && i < offsets.size(); ++i)
+  nlohmann::ordered_json why = nlohmann::ordered_json::object();
+  for (std::size_t i = 0; i < channels.size() && i < offsets.size(); ++i) {
     offs[channels[i]] = offsets[i];
+    if (i < suppressed.size() && !suppressed[i].empty())
+      why[channels[i]] = suppressed[i];
+  }
   nlohmann::ordered_json out;
   out["offsets"] = std::move(offs);
+  if (!why.empty())
+    out["suppressed"] = std::move(why);
   return out.dump(-1, ' ', false, nlohmann::ordered_json::error_handler_t::replace);
 }
 

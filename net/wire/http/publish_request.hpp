@@ -25,6 +25,15 @@ struct publish_request {
   /// (0x21-0x7e). A publish that repeats a key within the window gets the
   /// offsets of the first and delivers nothing.
   std::string idempotency_key;
+  /// The publication's version (docs/protocol.md "Versioned publishing"),
+  /// e.g. the ledger sequence: 0 for none, else 1 to 2^64-1. A publication
+  /// whose version is not above the channel's last accepted one (in the
+  /// same `version_epoch`) is suppressed: neither stored nor delivered.
+  std::uint64_t version = 0;
+  /// The generation the versions count in: empty, or 1-64 printable ASCII
+  /// characters; a version in another epoch than the channel's last is
+  /// accepted and starts that epoch's count.
+  std::string version_epoch;
 };
 
 /// An idempotency key: 1-128 characters of 0x21-0x7e.
@@ -41,7 +50,10 @@ enum class channel_repeats { count_once, publish_each };
 
 /// Parses and validates a publish body:
 /// `{"channel":"stream:42"|"channels":[...],"event":"...","data":<any JSON>,
-/// "idempotency_key":"..."}` (the key optional).
+/// "idempotency_key":"...","version":N,"version_epoch":"..."}` (the key and
+/// the version optional; `version` an integer 1 to 2^64-1 or a string of its
+/// decimal digits, for JSON parsers that cannot hold 64 bits;
+/// `version_epoch` only with a version).
 /// Exactly one of `channel` / `channels` must be present; repeated channels
 /// count once unless `repeats` is channel_repeats::publish_each (Centrifugo's
 /// /api/broadcast: one publication and one response per entry, in order).
@@ -63,9 +75,13 @@ std::error_code read_publish_request(const nlohmann::json& doc, std::size_t max_
                                      publish_request& out, std::string& detail,
                                      channel_repeats repeats = channel_repeats::count_once);
 
-/// Response body: `{"offsets":{"<channel>":<offset>,...}}`.
-/// @pre channels.size() == offsets.size()
+/// Response body: `{"offsets":{"<channel>":<offset>,...}}`, plus
+/// `"suppressed":{"<channel>":"<reason>",...}` for the channels whose
+/// publication was suppressed (`suppressed[i]` non-empty: the reason, e.g.
+/// "stale_version"; their offset is the channel's unchanged one).
+/// @pre channels.size() == offsets.size(); suppressed empty or the same size
 std::string encode_publish_response(const std::vector<std::string>& channels,
-                                    const std::vector<std::uint64_t>& offsets);
+                                    const std::vector<std::uint64_t>& offsets,
+                                    const std::vector<std::string>& suppressed = {});
 
 } // namespace herald::net::http

@@ -25,10 +25,14 @@ bool read_body(std::string_view body, json& doc, std::string& detail) {
   return true;
 }
 
-json position_result(const stream_position& p) {
+json position_result(const stream_position& p, std::string_view suppressed = {}) {
   json r{{"offset", p.offset}};
   if (!p.epoch.empty())
     r["epoch"] = p.epoch;
+  if (!suppressed.empty()) {
+    r["suppressed"] = true;
+    r["suppress_reason"] = suppressed;
+  }
   return r;
 }
 
@@ -77,8 +81,9 @@ std::error_code parse_api_publish(std::string_view body, bool broadcast, std::si
   json herald{{"event", std::move(event)}, {"data", std::move(*data)}};
   if (auto ch = doc.find(names); ch != doc.end())
     herald[names] = std::move(*ch);
-  if (auto key = doc.find("idempotency_key"); key != doc.end() && !key->is_null())
-    herald["idempotency_key"] = std::move(*key);
+  for (const char* field : {"idempotency_key", "version", "version_epoch"})
+    if (auto f = doc.find(field); f != doc.end() && !f->is_null())
+      herald[field] = std::move(*f);
   if (!herald.contains(names)) {
     detail = std::string{"\""} + names + "\" is required";
     return errc::invalid_request;
@@ -134,14 +139,16 @@ std::string encode_api_error(errc code, std::string_view message) {
                          {"message", message.empty() ? info(code).message : message}}}});
 }
 
-std::string encode_api_publish(const stream_position& position) {
-  return dump_compact({{"result", position_result(position)}});
+std::string encode_api_publish(const stream_position& position, std::string_view suppressed) {
+  return dump_compact({{"result", position_result(position, suppressed)}});
 }
 
-std::string encode_api_broadcast(const std::vector<stream_position>& positions) {
+std::string encode_api_broadcast(const std::vector<stream_position>& positions,
+                                 const std::vector<std::string>& suppressed) {
   json list = json::array();
-  for (const auto& p : positions)
-    list.push_back({{"result", position_result(p)}});
+  for (std::size_t i = 0; i < positions.size(); ++i)
+    list.push_back(
+      {{"result", position_result(positions[i], i < suppressed.size() ? suppressed[i] : "")}});
   return dump_compact({{"result", {{"responses", std::move(list)}}}});
 }
 

@@ -58,12 +58,18 @@ std::error_code parse_api_history(std::string_view body, history_request& out, s
 /// centrifugo::error_for).
 std::string encode_api_error(errc code, std::string_view message);
 
-/// `{"result":{"offset":N,"epoch":".."}}` (`epoch` left out when empty).
-std::string encode_api_publish(const stream_position& position);
+/// `{"result":{"offset":N,"epoch":".."}}` (`epoch` left out when empty), plus
+/// `"suppressed":true,"suppress_reason":".."` when `suppressed` (the reason)
+/// is not empty: the publication was neither stored nor delivered, the
+/// position is the channel's unchanged one.
+std::string encode_api_publish(const stream_position& position,
+                               std::string_view suppressed = {});
 
 /// `{"result":{"responses":[{"result":{"offset":N,"epoch":".."}},...]}}`, in
-/// request order.
-std::string encode_api_broadcast(const std::vector<stream_position>& positions);
+/// request order, each with `suppressed` as encode_api_publish() says
+/// (`suppressed` empty or one reason per position).
+std::string encode_api_broadcast(const std::vector<stream_position>& positions,
+                                 const std::vector<std::string>& suppressed = {});
 
 /// `{"result":{"publications":[{"data":..,"offset":N,"tags":{"event":".."}},...],
 /// "epoch":"..","offset":N}}`: the latest publications, oldest first.

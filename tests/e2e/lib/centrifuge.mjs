@@ -2,9 +2,13 @@
 // every scenario on (docs/centrifugo.md "Which SDKs work today"), and how an
 // app reads a publication's data from either.
 
+import assert from "node:assert/strict";
+
 import { Centrifuge } from "centrifuge";
 import { Centrifuge as CentrifugeProtobuf } from "centrifuge/build/protobuf";
 import WebSocket from "ws";
+
+import { sleep, waitUntil } from "./herald.mjs";
 
 /** [name, SDK class]: Centrifugo's JSON protocol and its Protobuf protocol. */
 export const ENCODINGS = [
@@ -80,4 +84,42 @@ export function deltaDecoder() {
       return newData;
     },
   };
+}
+
+/** A client of `Sdk` on `port`, subscribing (subscription()) to `channel` and connecting. */
+export function subscribedClient(Sdk, port, channel, subOpts = {}, clientOpts = {}) {
+  const c = sdkClient(Sdk, port, clientOpts);
+  const sub = subscription(c, channel, subOpts);
+  sub.subscribe();
+  c.connect();
+  return { c, sub };
+}
+
+/**
+ * Cache recovery as the SDK sees it (docs/centrifugo.md "Cache recovery"), on
+ * a channel of a class with history-size=1 and recovery=cache: `sub` (made
+ * with `since: {}`) receives 1..3 live; `leave()` takes its connection away;
+ * 20 more are published meanwhile (its position leaves the history); `back()`
+ * lets it reconnect. It must get exactly the latest (23), recovered, with no
+ * error and no unsubscribe, then 24 live. `publish(n)` publishes `{n}`.
+ */
+export async function assertCacheRecovery(sub, { publish, leave, back, timeoutMs = 10_000 }) {
+  const waitFor = (fn, what) => waitUntil(fn, { what, timeoutMs });
+  const subscribed = () => sub.events.filter((e) => e.name === "subscribed");
+  await waitFor(() => sub.state === "subscribed", "subscribed");
+  for (let n = 1; n < 4; n++) await publish(n);
+  await waitFor(() => sub.pubs.length >= 3, "three live");
+  await leave();
+  await waitFor(() => sub.state === "subscribing", "the loss seen");
+  for (let n = 4; n < 24; n++) await publish(n);
+  await back();
+  await waitFor(() => subscribed().length === 2, "subscribed again");
+  await waitFor(() => sub.pubs.length >= 4, "the latest value");
+  await publish(24);
+  await waitFor(() => sub.pubs.length >= 5, "live after it");
+  await sleep(100);
+  assert.deepEqual(sub.pubs.map((p) => p.data.n), [1, 2, 3, 23, 24]);
+  assert.equal(subscribed()[1].ctx.wasRecovering, true);
+  assert.equal(subscribed()[1].ctx.recovered, true);
+  assert.deepEqual(sub.events.filter((e) => e.name === "error" || e.name === "unsubscribed"), []);
 }

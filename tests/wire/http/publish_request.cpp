@@ -340,3 +340,54 @@ TEST_CASE("a body that names a key twice is refused with invalid_json",
                         detail);
   CHECK(detail == "the body has a duplicate key \"event\"");
 }
+
+TEST_CASE("version: an unsigned 64-bit integer or its digits, with an optional version epoch",
+          "[http][publish][version]") {
+  auto none = accept(R"({"channel":"stream:1","event":"e","data":1})");
+  CHECK(none.version == 0u);
+  CHECK(none.version_epoch.empty());
+  auto n = accept(R"({"channel":"stream:1","event":"e","data":1,"version":51234567})");
+  CHECK(n.version == 51234567u);
+  auto max = accept(R"({"channel":"stream:1","event":"e","data":1,"version":18446744073709551615,)"
+                    R"("version_epoch":"ledger-2"})");
+  CHECK(max.version == 18446744073709551615u);
+  CHECK(max.version_epoch == "ledger-2");
+  auto text = accept(R"({"channel":"stream:1","event":"e","data":1,"version":"18446744073709551614"})");
+  CHECK(text.version == 18446744073709551614u);
+  CHECK(accept(R"({"channel":"stream:1","event":"e","data":1,"version":null})").version == 0u);
+}
+
+TEST_CASE("version: anything else is refused with invalid_request and says why",
+          "[http][publish][version][bad-input]") {
+  for (const char* v : {"0", "-1", "1.5", "1e3", "18446744073709551616", "\"\"", "\"12a\"",
+                        "\"-3\"", "\"+3\"", "\" 3\"", "true", "[1]", "{}", "\"0\""}) {
+    auto body = std::string(R"({"channel":"stream:1","event":"e","data":1,"version":)") + v + "}";
+    refused_with(body, errc::invalid_request);
+    publish_request out;
+    std::string detail;
+    parse_publish_request(body, max64, out, detail);
+    CHECK_THAT(detail, Catch::Contains("\"version\" must be an integer"));
+  }
+  for (const char* e : {"1", "\"\"", "\"a b\"", "null"}) {
+    auto body =
+      std::string(R"({"channel":"stream:1","event":"e","data":1,"version":3,"version_epoch":)") +
+      e + "}";
+    if (std::string(e) == "null") {
+      accept(body);
+      continue;
+    }
+    refused_with(body, errc::invalid_request);
+  }
+  refused_with(R"({"channel":"stream:1","event":"e","data":1,"version_epoch":"x"})",
+               errc::invalid_request);
+  refused_with(std::string(R"({"channel":"stream:1","event":"e","data":1,"version":1,)") +
+                 R"("version_epoch":")" + std::string(65, 'v') + "\"}",
+               errc::invalid_request);
+}
+
+TEST_CASE("encode_publish_response names the suppressed channels and why",
+          "[http][publish][encoder][version]") {
+  CHECK(encode_publish_response({"stream:1", "stream:2"}, {4, 9}, {"", "stale_version"}) ==
+        R"({"offsets":{"stream:1":4,"stream:2":9},"suppressed":{"stream:2":"stale_version"}})");
+  CHECK(encode_publish_response({"stream:1"}, {4}, {""}) == R"({"offsets":{"stream:1":4}})");
+}

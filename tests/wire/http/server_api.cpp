@@ -69,3 +69,25 @@ TEST_CASE("api errors: Centrifugo's shape with a numeric code", "[server_api]") 
     CHECK(body["error"]["message"] != "");
   }
 }
+
+TEST_CASE("api publish: version and version_epoch as on /v1/publish, and suppressed answers say so",
+          "[server_api][version]") {
+  publish_request req;
+  std::string detail;
+  REQUIRE_FALSE(parse_api_publish(
+    R"({"channel":"stream:v","data":1,"version":77,"version_epoch":"x1"})", false, 64, req, detail));
+  CHECK(req.version == 77u);
+  CHECK(req.version_epoch == "x1");
+  publish_request bad;
+  CHECK(parse_api_publish(R"({"channel":"stream:v","data":1,"version":"seven"})", false, 64, bad,
+                          detail) == errc::invalid_request);
+  CHECK_THAT(detail, Catch::Contains("\"version\""));
+  auto one = json::parse(encode_api_publish({"e", 4}, "stale_version"));
+  CHECK(one["result"]["offset"] == 4);
+  CHECK(one["result"]["suppressed"] == true);
+  CHECK(one["result"]["suppress_reason"] == "stale_version");
+  CHECK_FALSE(json::parse(encode_api_publish({"e", 4}))["result"].contains("suppressed"));
+  auto many = json::parse(encode_api_broadcast({{"e", 1}, {"e", 2}}, {"stale_version", ""}));
+  CHECK(many["result"]["responses"][0]["result"]["suppressed"] == true);
+  CHECK_FALSE(many["result"]["responses"][1]["result"].contains("suppressed"));
+}
