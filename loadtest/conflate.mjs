@@ -5,7 +5,7 @@
 // last published, server memory bounded. One subscriber per transport:
 // /v1/ws (the `ws` package), SSE (a raw socket, parsed here) and the real
 // `centrifuge` SDK (JSON), each through its own throttled connection
-// (loadtest/slow_link.py, which looks like a narrow link rather than
+// (tests/e2e/lib/slow_link.py, which looks like a narrow link rather than
 // loopback: MSS 1400, a small receive buffer; LINK=node uses
 // tests/e2e/lib/proxy.mjs instead). The throttle stays on while the queued
 // data drains (DRAIN_SECONDS at most).
@@ -19,13 +19,11 @@
 // needs: npm ci --prefix tests/e2e (for the helpers' imports).
 // Prints one JSON report on stdout; progress on stderr.
 
-import { spawn } from "node:child_process";
 import crypto from "node:crypto";
-import { fileURLToPath } from "node:url";
 
 import { publishOk, rawSse, sleep, startHerald } from "../tests/e2e/lib/herald.mjs";
 import { ENCODINGS, sdkClient, subscription } from "../tests/e2e/lib/centrifuge.mjs";
-import { startProxy } from "../tests/e2e/lib/proxy.mjs";
+import { startProxy, startSlowLink } from "../tests/e2e/lib/proxy.mjs";
 import { wsConnect, wsSubscribe } from "../tests/e2e/lib/ws.mjs";
 
 const SECONDS = Number(process.env.SECONDS || 300);
@@ -70,34 +68,7 @@ async function throttled() {
     proxies.push(p);
     return p;
   }
-  const child = spawn("python3", [fileURLToPath(new URL("./slow_link.py", import.meta.url)), String(h.port), String(LINK_BPS)], {
-    stdio: ["ignore", "pipe", "inherit"],
-  });
-  let passed = 0;
-  const port = await new Promise((resolve, reject) => {
-    let text = "";
-    child.stdout.on("data", (d) => {
-      text += d.toString();
-      let nl;
-      while ((nl = text.indexOf("\n")) >= 0) {
-        const line = text.slice(0, nl);
-        text = text.slice(nl + 1);
-        const m = /^listening (\d+)/.exec(line);
-        if (m) resolve(Number(m[1]));
-        const b = /^bytes (\d+)/.exec(line);
-        if (b) passed += Number(b[1]);
-      }
-    });
-    child.once("exit", (code) => reject(new Error(`slow_link.py exited (${code})`)));
-  });
-  const p = {
-    port,
-    bytesPassed: () => passed,
-    close: async () => {
-      child.kill("SIGTERM");
-      await new Promise((r) => (child.exitCode !== null ? r() : child.once("exit", r)));
-    },
-  };
+  const p = await startSlowLink(h.port, LINK_BPS);
   proxies.push(p);
   return p;
 }

@@ -26,7 +26,7 @@ import { Centrifuge } from "centrifuge";
 
 import { awaitBackgroundStops, cursorPosition, publishOk, rawSse, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
 import { scrape } from "./lib/metrics.mjs";
-import { startProxy } from "./lib/proxy.mjs";
+import { startProxy, startSlowLink } from "./lib/proxy.mjs";
 import { sdkClient, subscription } from "./lib/centrifuge.mjs";
 import { wsConnect, wsSubscribe } from "./lib/ws.mjs";
 
@@ -79,6 +79,14 @@ async function slowClients(url) {
   let sum = 0;
   for (const transport of ["sse", "ws"])
     sum += await counter(url, "herald_disconnects_total", { transport, reason: "slow_client" });
+  return sum;
+}
+
+/** Disconnects so far, for any reason, over both transports. */
+async function allDisconnects(url) {
+  const m = await scrape(url);
+  let sum = 0;
+  for (const [series, value] of m.series) if (series.startsWith("herald_disconnects_total{")) sum += value;
   return sum;
 }
 
@@ -233,5 +241,61 @@ describe("overflow=close: the same subscriber on the same link", { timeout: 60_0
     await Promise.race([sse.s.ended, sleep(5000)]);
     assert.ok(sse.s.isEnded(), "the SSE stream ended");
     await proxy.close();
+  });
+});
+
+describe("overflow=conflate on a slow link: pongs and writes later than their timeouts", { timeout: 60_000 }, () => {
+  // A ping every second and 2-s pong and write timeouts: on a 32 kbit/s link
+  // the pong of a conflated subscriber comes back only after what the link
+  // still carries (seconds), and one write takes longer than 2 s. The peer
+  // keeps acknowledging bytes, so it is not closed (docs/protocol.md
+  // "Overflow policy"). The link is slow_link.py: a narrow link's segments,
+  // not loopback's 64 KiB ones, which stall a slow reader's window for
+  // seconds at a time.
+  const h = suiteHerald([
+    `--client-max-buffer=${MAX_BUFFER}`,
+    "--channel-classes=stream:* overflow=conflate",
+    "--ws-ping-interval=1",
+    "--ws-pong-timeout=2",
+    "--write-timeout=2",
+  ]);
+
+  test("a reading subscriber is not closed (/v1/ws, SSE, centrifuge SDK)", async () => {
+    const channels = ["stream:e1", "stream:e2", "stream:e3"];
+    const link = await startSlowLink(h.port, LINK_BYTES_PER_SECOND);
+    const ws = await wsConnect(`http://127.0.0.1:${link.port}`);
+    for (const channel of channels) assert.equal((await wsSubscribe(ws, channel)).conflated, true);
+    const sse = await sseSubscriber(link, channels);
+    await waitUntil(() => sse.events().some((e) => e.event === "herald.cursor"), { what: "herald.cursor" });
+    const sdk = sdkClient(Centrifuge, link.port);
+    const subs = channels.map((c) => subscription(sdk, c));
+    for (const sub of subs) sub.subscribe();
+    sdk.connect();
+    await waitUntil(() => subs.every((sub) => sub.state === "subscribed"), { what: "SDK subscribed" });
+    const conflatedBefore = await counter(h.url, "herald_conflated_publications_total");
+
+    const last = await publishFor(h.url, channels, 10_000);
+    assert.equal(await allDisconnects(h.url), 0, "nobody was closed, for any reason");
+    assert.ok((await counter(h.url, "herald_conflated_publications_total")) > conflatedBefore, "conflated");
+
+    // The backlog drains at the link's rate (the mark, 16 KiB unsent and the
+    // link's buffers: about ten seconds).
+    const wsLast = (c) => ws.inbox.items.filter((m) => m.op === "publication" && m.channel === c).at(-1)?.data.n;
+    await waitUntil(
+      () =>
+        channels.every(
+          (c, i) => wsLast(c) === last[c] && sse.received()[c].at(-1) === last[c] && subs[i].pubs.at(-1)?.data.n === last[c],
+        ),
+      { timeoutMs: 25_000, intervalMs: 200, what: "the last value of every channel on every client" },
+    );
+    assert.equal(await allDisconnects(h.url), 0);
+    assert.equal(ws.ws.readyState, 1);
+    assert.equal(sse.s.isEnded(), false);
+    assert.equal(sdk.events.filter((e) => e.name === "connecting").length, 1, "SDK reconnects");
+
+    sdk.disconnect();
+    await ws.close();
+    sse.s.destroy();
+    await link.close();
   });
 });

@@ -1,7 +1,9 @@
 // A loopback TCP proxy the e2e suites put between a client and Herald to cut,
 // stall or throttle its connections.
 
+import { spawn } from "node:child_process";
 import net from "node:net";
+import { fileURLToPath } from "node:url";
 
 // Throttled pairs: the proxy holds at most this much read from Herald and
 // not yet passed on (then it stops reading, and the kernel's buffers and
@@ -127,5 +129,47 @@ export async function startProxy(port, { bytesPerSecond } = {}) {
       }
     },
     close: () => new Promise((resolve) => server.close(resolve)),
+  };
+}
+
+/**
+ * A slow link in front of `port` (slow_link.py, python3): what Herald sends
+ * passes at `bytesPerSecond` at most, through a connection with a 1400-byte
+ * MSS and a 16 KiB receive buffer, as over a narrow network link rather
+ * than loopback. Returns {port, bytesPassed(), close()}; bytesPassed()
+ * counts each connection's bytes once it ended.
+ */
+export async function startSlowLink(port, bytesPerSecond) {
+  const script = fileURLToPath(new URL("./slow_link.py", import.meta.url));
+  const child = spawn("python3", [script, String(port), String(bytesPerSecond)], {
+    stdio: ["ignore", "pipe", "inherit"],
+  });
+  let passed = 0;
+  const listening = await new Promise((resolve, reject) => {
+    let text = "";
+    child.stdout.on("data", (d) => {
+      text += d.toString();
+      let nl;
+      while ((nl = text.indexOf("\n")) >= 0) {
+        const line = text.slice(0, nl);
+        text = text.slice(nl + 1);
+        const m = /^listening (\d+)/.exec(line);
+        if (m) resolve(Number(m[1]));
+        const b = /^bytes (\d+)/.exec(line);
+        if (b) passed += Number(b[1]);
+      }
+    });
+    child.once("exit", (code) => reject(new Error(`slow_link.py exited (${code})`)));
+  });
+  return {
+    port: listening,
+    bytesPassed: () => passed,
+    /** Stops the proxy (by its PID) and waits for it. */
+    close: async () => {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise((r) => child.once("exit", r));
+      child.kill("SIGTERM");
+      await exited;
+    },
   };
 }

@@ -1,9 +1,10 @@
 #!/usr/bin/env python3
-"""A slow link for loadtest/conflate.mjs: a loopback TCP proxy that passes
+"""A slow link for tests/e2e/conflate.test.mjs and loadtest/conflate.mjs
+(lib/proxy.mjs startSlowLink): a loopback TCP proxy that passes
 what the server sends on at BYTES_PER_SECOND at most, and what the client
 sends as it comes.
 
-Unlike tests/e2e/lib/proxy.mjs (node cannot set socket options), its
+Unlike startProxy() in proxy.mjs (node cannot set socket options), its
 connection to the server looks like a real narrow link rather than loopback:
 the maximum segment size is clamped to 1400 bytes (loopback's 65483 makes a
 slow reader's receive window reopen in 64 KiB steps, so the sender sees no
