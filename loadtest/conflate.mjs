@@ -206,7 +206,7 @@ log("publishing stopped; draining at the link's rate");
 
 const caughtUp = (c) => CHANNELS.every((ch) => c.last(ch) === published[ch]);
 const drainStart = Date.now();
-while (Date.now() - drainStart < DRAIN_SECONDS * 1000 && !Object.values(clients).every((c) => caughtUp(c) || c.closed()?.length || c.closed() === "ended")) {
+while (Date.now() - drainStart < DRAIN_SECONDS * 1000 && !Object.values(clients).every((c) => caughtUp(c) || c.disconnects() > 0)) {
   await sleep(250);
 }
 const drainSeconds = (Date.now() - drainStart) / 1000;
@@ -249,7 +249,7 @@ const report = {
   server_log_closes: h.log().split("\n").filter((l) => /closed|slow|timeout/.test(l)).slice(-20),
 };
 for (const c of Object.values(clients)) await c.close();
-await sleep(500); // slow_link.py reports a connection's bytes when it ends
+await sleep(2000); // slow_link.py reports a connection's bytes when it ends
 for (const [k, c] of Object.entries(clients)) report.clients[k].bytes_through_link = c.proxy.bytesPassed();
 console.log(JSON.stringify(report, null, 2));
 for (const p of proxies) await p.close();
