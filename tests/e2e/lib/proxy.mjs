@@ -135,7 +135,7 @@ export async function startProxy(port, { bytesPerSecond } = {}) {
 /**
  * A slow link in front of `port` (slow_link.py, python3): what Herald sends
  * passes at `bytesPerSecond` at most, through a connection with a 1400-byte
- * MSS and a 16 KiB receive buffer, as over a narrow network link rather
+ * MSS and an 8 KiB receive buffer, as over a narrow network link rather
  * than loopback. Returns {port, bytesPassed(), close()}; bytesPassed()
  * counts each connection's bytes once it ended.
  */
