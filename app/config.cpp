@@ -109,6 +109,10 @@ config::config() {
          "delta=allowed|refused")
     .add(client_max_buffer, "client-max-buffer",
          "bytes queued for one client before it is closed as slow")
+    .add(conflate_unsent_bytes, "conflate-unsent-bytes",
+         "bytes the kernel may hold unsent for a connection with a subscription of overflow "
+         "policy conflate (TCP_NOTSENT_LOWAT): the rest waits in Herald's queue, where newer "
+         "publications replace it; 0: as the kernel sets it")
     .add(max_publish_bytes, "max-publish-bytes", "largest publish body in bytes, 413 above")
     .add(max_ws_message_bytes, "max-ws-message-bytes",
          "largest client WebSocket message in bytes (inflated, with permessage-deflate), close "
@@ -199,6 +203,7 @@ config::config() {
 net::session_options config::session_options() const {
   net::session_options o;
   o.client_max_buffer_bytes = client_max_buffer;
+  o.conflate_unsent_bytes = conflate_unsent_bytes;
   o.write_timeout = std::chrono::seconds(write_timeout);
   o.sse_heartbeat = std::chrono::seconds(sse_heartbeat);
   o.ws_ping_interval = std::chrono::seconds(ws_ping_interval);

@@ -114,6 +114,9 @@ struct config : caf::actor_system_config {
     static_cast<std::size_t>(defaults::session().ws_commands_per_second);
   /// WS commands at once; this many refused in a row: close 1008
   std::size_t ws_commands_burst = defaults::session().ws_commands_burst;
+  /// bytes the kernel may hold unsent for a connection with a conflated
+  /// subscription (TCP_NOTSENT_LOWAT); 0: the kernel's default
+  std::size_t conflate_unsent_bytes = defaults::session().conflate_unsent_bytes;
   /// WS permessage-deflate: compress messages of at least this many bytes
   /// for clients that offer it; 0: never negotiated
   std::size_t ws_deflate_min_bytes = defaults::session().ws_deflate_min_bytes;

@@ -4,6 +4,19 @@
 //
 // Items are (prefix, shared frame) pairs so that a per-connection SSE id line
 // can precede a frame shared by every subscriber without copying the frame.
+// Each item is one whole client message (an SSE event block, a WebSocket
+// message with its header), so dropping an item never cuts a message.
+//
+// Conflation (overflow policy `conflate`, net/wire/channel_class.hpp,
+// docs/protocol.md "Overflow policy"): an item may carry a conflation key
+// (one per conflated subscription). While the queue is over its high-water
+// mark, each push keeps only the newest pending item of every key; older
+// pending items of that key are dropped (counted in
+// herald_conflated_publications_total). Items in flight (handed to the socket,
+// maybe half written) are never touched. The mark then counts only what
+// conflation cannot shed (items without a key, in flight or not), so a
+// connection whose traffic is all conflated stays under it and holds at most
+// one pending publication per key beyond its write in flight.
 // Every queue reports its byte count changes to the herald_outbound_buffer_bytes
 // gauge, and each written item that carries the time its publication was
 // accepted to the publish-to-write histogram (net/obs/metrics.hpp).
@@ -21,8 +34,12 @@ namespace herald::net {
 
 class outbound_queue {
 public:
-  /// Watermark transitions reported by push() and complete_write().
+  /// Watermark transitions reported by push() and complete_write(), of the
+  /// bytes conflation cannot shed (fixed_bytes()).
   enum class watermark { none, crossed_high, back_to_low };
+
+  /// Identifies a conflated subscription's items; 0: the item is never dropped.
+  using conflation_key = std::uint32_t;
 
   /// @param high_water_mark bytes; the low-water mark is half of it.
   explicit outbound_queue(std::size_t high_water_mark)
@@ -34,8 +51,13 @@ public:
 
   /// Appends an item. @param accepted_ns when the item's publication was
   /// accepted (metrics::now_ns()), 0 for items that are no publication.
-  /// @returns crossed_high once per episode.
-  watermark push(std::string&& prefix, frame body, std::int64_t accepted_ns = 0);
+  /// @param key 0, or the conflation key of the item's subscription: when
+  ///        bytes() is then above the high-water mark, every key keeps only
+  ///        its newest pending item (see the class comment).
+  /// @returns crossed_high once per episode, when fixed_bytes() passes the
+  ///          high-water mark (the session then closes the slow client).
+  watermark push(std::string&& prefix, frame body, std::int64_t accepted_ns = 0,
+                 conflation_key key = 0);
 
   /// Selects up to `max_items` queued items (at most `max_bytes`, but always
   /// at least one) for one write and appends their buffers to `out`.
@@ -51,12 +73,18 @@ public:
   /// Drops every item not in flight (used when closing).
   void drop_pending();
 
+  /// Items dropped by conflation since construction.
+  std::uint64_t conflated() const noexcept { return conflated_; }
+
   bool empty() const noexcept { return pending() == 0 && flight_.empty(); }
   bool writing() const noexcept { return !flight_.empty(); }
   /// Items queued and not in flight.
   std::size_t pending() const noexcept { return items_.size() - head_; }
   /// Bytes queued, in flight included.
   std::size_t bytes() const noexcept { return bytes_; }
+  /// Bytes of items without a conflation key, in flight included: what the
+  /// high-water mark bounds.
+  std::size_t fixed_bytes() const noexcept { return fixed_bytes_; }
   bool above_high_water_mark() const noexcept { return above_; }
   std::size_t high_water_mark() const noexcept { return hwm_; }
 
@@ -65,8 +93,15 @@ private:
     std::string prefix;
     frame body;
     std::int64_t accepted_ns; ///< 0: not a publication
+    conflation_key key;       ///< 0: never dropped
     std::size_t size() const noexcept { return prefix.size() + body->size(); }
   };
+
+  /// Over the mark: keeps the newest pending item of each key, drops the
+  /// older ones (whole items, order kept).
+  void conflate_pending();
+  /// Takes `it`, leaving the queue (written or dropped), off the counters.
+  void account_removed(const item& it) noexcept;
   /// Waiting items are items_[head_..]; the write in flight owns its items in
   /// flight_, which nothing touches until complete_write(), so the buffers
   /// handed to the socket stay valid however items_ grows (a short prefix
@@ -76,6 +111,10 @@ private:
   std::size_t head_ = 0;
   std::vector<item> flight_;
   std::size_t bytes_ = 0;
+  std::size_t fixed_bytes_ = 0;   ///< bytes of items without a key
+  std::size_t keyed_pending_ = 0; ///< pending items with a key
+  std::uint64_t conflated_ = 0;
+  std::vector<conflation_key> seen_; ///< conflate_pending()'s scratch (keys met)
   std::size_t hwm_;
   bool above_ = false;
 };

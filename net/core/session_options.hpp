@@ -19,6 +19,13 @@ struct session_options {
   /// mark is half of it. The session closes the client by itself at twice
   /// the high-water mark (last line of defence if the actor is late).
   std::size_t client_max_buffer_bytes = 1024 * 1024;
+  /// A connection with a subscription of overflow policy conflate
+  /// (net/wire/channel_class.hpp) lets the kernel hold at most this many
+  /// bytes not yet sent (Linux TCP_NOTSENT_LOWAT, bytes); the rest waits in
+  /// the outbound queue, where conflation can replace it with newer
+  /// publications. Without it a loopback or LAN socket's send buffer grows
+  /// to MiBs, which conflation never reaches. 0: the kernel's default.
+  std::size_t conflate_unsent_bytes = 16 * 1024;
   /// A write that makes no progress for this long closes the connection.
   std::chrono::milliseconds write_timeout{30'000};
   /// SSE: a comment line goes out after this much idle time.

@@ -2,6 +2,13 @@
 
 #include "net/wire/errors.hpp"
 
+#include <netinet/in.h>
+#include <netinet/tcp.h>
+#include <sys/socket.h>
+
+#include <algorithm>
+#include <cstddef>
+
 namespace herald::net {
 
 namespace {
@@ -127,6 +134,26 @@ void stream_session::arm_timer() {
   });
 }
 
+std::uint64_t stream_session::bytes_acked() const noexcept {
+  // glibc's struct tcp_info stops at tcpi_total_retrans; the kernel's
+  // (linux/tcp.h, a UAPI that only grows) goes on with tcpi_pacing_rate,
+  // tcpi_max_pacing_rate and tcpi_bytes_acked (Linux 4.1).
+  struct tcp_info_with_acked {
+    ::tcp_info base;
+    std::uint64_t pacing_rate;
+    std::uint64_t max_pacing_rate;
+    std::uint64_t bytes_acked;
+  };
+  static_assert(sizeof(::tcp_info) == 104, "glibc's tcp_info as linux/tcp.h's first fields");
+  tcp_info_with_acked info{};
+  socklen_t len = sizeof info;
+  auto fd = const_cast<tcp::socket&>(socket_).native_handle();
+  if (::getsockopt(fd, IPPROTO_TCP, TCP_INFO, &info, &len) != 0 ||
+      len < offsetof(tcp_info_with_acked, bytes_acked) + sizeof info.bytes_acked)
+    return 0;
+  return info.bytes_acked;
+}
+
 void stream_session::on_timer() {
   timer_at_ = unset;
   if (closed_)
@@ -144,10 +171,17 @@ void stream_session::on_timer() {
       // The write in flight may have started after the deadline was set.
       if (!queue_.writing())
         break;
-      if (now - write_started_ < opts_.write_timeout)
+      if (now - write_started_ < opts_.write_timeout) {
         set_deadline(deadline::write, write_started_ + opts_.write_timeout);
-      else
+      } else if (unsent_capped_ && bytes_acked() > acked_at_write_check_) {
+        // A conflated subscriber on a slow link: one write may take longer
+        // than the timeout (the peer's window opens in steps), but the peer
+        // acknowledged bytes since the last check, so the write progresses.
+        acked_at_write_check_ = bytes_acked();
+        set_deadline(deadline::write, now + opts_.write_timeout);
+      } else {
         finish(close_reason::write_timeout);
+      }
       break;
     case deadline::subscribe:
       if (!closing_)
@@ -169,10 +203,10 @@ void stream_session::on_timer() {
 // 5.5.1: nothing after a Close frame; SSE: no event after the slow-client
 // gap, whose cursor must be the last one the client holds).
 void stream_session::write_publication(const publication&, std::string prefix, const frame& body,
-                                       std::int64_t accepted_ns) {
+                                       std::int64_t accepted_ns, conflation_key key) {
   if (closing_ || closed_)
     return;
-  push(std::move(prefix), body, accepted_ns);
+  push(std::move(prefix), body, accepted_ns, key);
 }
 
 void stream_session::write_message(std::string id_line, std::string body) {
@@ -182,8 +216,20 @@ void stream_session::write_message(std::string id_line, std::string body) {
 }
 
 void stream_session::on_answer(const subscription_answer& a) {
-  if (!closing_ && !closed_)
-    table_.on_answer(a);
+  if (closing_ || closed_)
+    return;
+  if (a.overflow == overflow_policy::conflate && !unsent_capped_ &&
+      opts_.conflate_unsent_bytes > 0) {
+    // The kernel would otherwise take MiBs (send buffer autotuning) that
+    // conflation never reaches; a failure only leaves the kernel's default.
+    unsent_capped_ = true;
+    using notsent_lowat = asio::detail::socket_option::integer<IPPROTO_TCP, TCP_NOTSENT_LOWAT>;
+    beast::error_code ignored;
+    socket_.set_option(notsent_lowat(static_cast<int>(
+                         std::min<std::size_t>(opts_.conflate_unsent_bytes, 1u << 30))),
+                       ignored);
+  }
+  table_.on_answer(a);
 }
 
 void stream_session::on_publication(const publication_ptr& p) {
@@ -191,10 +237,13 @@ void stream_session::on_publication(const publication_ptr& p) {
     table_.on_publication(p);
 }
 
-void stream_session::push(std::string&& prefix, frame body, std::int64_t accepted_ns) {
+void stream_session::push(std::string&& prefix, frame body, std::int64_t accepted_ns,
+                          outbound_queue::conflation_key key) {
   if (closed_)
     return;
-  auto mark = queue_.push(std::move(prefix), std::move(body), accepted_ns);
+  // Over the mark the queue conflates what it can (keyed publications);
+  // crossed_high means that what it cannot shed passed the mark.
+  auto mark = queue_.push(std::move(prefix), std::move(body), accepted_ns, key);
   if (mark == outbound_queue::watermark::crossed_high && !closing_) {
     // The slow-client policy (backpressure), applied here, at the mark: the
     // client is closed as slow_client (its codec says it: WebSocket 1013,
@@ -266,6 +315,8 @@ void stream_session::do_write() {
       buffers_.erase(buffers_.begin(), buffers_.begin() + static_cast<std::ptrdiff_t>(first));
       buffers_.front() += skip;
       set_deadline(deadline::write, write_started_ + opts_.write_timeout);
+      if (unsent_capped_)
+        acked_at_write_check_ = bytes_acked();
       asio::async_write(socket_, buffers_,
                         [self = shared_from_this(), n](beast::error_code ec2, std::size_t rest) {
                           self->on_write(ec2, n + rest);

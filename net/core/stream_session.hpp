@@ -16,12 +16,28 @@
 // (net/wire/session_codec.hpp), chosen by the transport when the stream
 // opens; this class never asks which one it is.
 //
-// Overflow policy (backpressure): when the queued bytes cross the
-// high-water mark (--client-max-buffer) the session closes the client
-// itself as slow_client (what is queued is dropped; its codec writes the
-// close: WebSocket 1013, SSE a last herald.gap) and reports
-// session_events::on_closed(slow_client) to the connection actor. A channel
-// never waits for a subscriber.
+// Overflow policy (backpressure): the policy is per subscription, from its
+// channel's class (net/wire/channel_class.hpp). Publications of a
+// subscription with `conflate` carry its conflation key into the queue:
+// while the queue is over the high-water mark (--client-max-buffer) only
+// the newest pending publication per such subscription stays
+// (net/core/outbound_queue.hpp). When the bytes conflation cannot shed
+// (everything else, in flight included) cross the mark, policy `close`:
+// the session closes the client itself as slow_client (what is queued is
+// dropped; its codec writes the close: WebSocket 1013, SSE a last
+// herald.gap) and reports session_events::on_closed(slow_client) to the
+// connection actor. A channel never waits for a subscriber. Once a
+// subscription is conflated the kernel may hold only
+// session_options::conflate_unsent_bytes unsent (TCP_NOTSENT_LOWAT), so
+// that what a slow link cannot take waits in the queue, where it conflates.
+//
+// Slow links (a connection with a conflated subscription): a write that
+// outlasts --write-timeout, or a pong later than --ws-pong-timeout, does not
+// close the connection while the peer's TCP keeps acknowledging bytes
+// (TCP_INFO tcpi_bytes_acked grew since the last check): on a link of a few
+// kB/s what is already in the kernel's and the network's buffers takes
+// longer than those timeouts, and the peer is reading. A peer that
+// acknowledges nothing is closed as before.
 //
 // Deadlines: one timer per session, armed at the earliest of its deadlines
 // (the close's grace, the write timeout, the earliest pending subscribe's
@@ -95,16 +111,19 @@ protected:
   /// flight. Applies the high-water mark (the slow-client close). @param
   /// accepted_ns when the publication in `body` was accepted
   /// (net/obs/metrics.hpp now_ns()), for publish-to-write latency; 0 for
-  /// anything that is not a publication.
-  void push(std::string&& prefix, frame body, std::int64_t accepted_ns = 0);
+  /// anything that is not a publication. @param key the conflation key of
+  /// the publication's subscription (outbound_queue::push), 0 for none.
+  void push(std::string&& prefix, frame body, std::int64_t accepted_ns = 0,
+            outbound_queue::conflation_key key = 0);
   /// Closes as `req` says (see session_control::close); on the shard thread.
   void on_close(close_request req);
   /// Closes the socket, cancels timers, reports on_closed once.
   void finish(close_reason reason);
 
   // -- subscription_table::output ------------------------------------------
+  using conflation_key = subscription_table::conflation_key;
   void write_publication(const publication& p, std::string prefix, const frame& body,
-                         std::int64_t accepted_ns) override;
+                         std::int64_t accepted_ns, conflation_key key) override;
   void write_message(std::string id_line, std::string body) override;
 
   // -- what a transport adds ----------------------------------------------
@@ -147,6 +166,12 @@ protected:
   close_reason closing_reason_ = close_reason::client;
   bool closing_ = false;
   bool closed_ = false;
+  bool unsent_capped_ = false; ///< TCP_NOTSENT_LOWAT set (a conflated subscription)
+  std::uint64_t acked_at_write_check_ = 0; ///< bytes_acked() at the last write deadline
+
+  /// Bytes the peer's TCP acknowledged so far (Linux TCP_INFO
+  /// tcpi_bytes_acked); 0 when it cannot be read. The shard's thread.
+  std::uint64_t bytes_acked() const noexcept;
 
 private:
   void do_write();

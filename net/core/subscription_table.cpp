@@ -55,6 +55,7 @@ void subscription_table::expect(const std::string& channel, std::uint64_t reques
   e->delta = delta && codec_->supports_delta();
   e->delta_base = false;
   e->filter = std::move(filter);
+  e->key = 0; // the answer says the overflow policy
 }
 
 std::vector<std::pair<std::string, std::uint64_t>>
@@ -204,17 +205,27 @@ void subscription_table::deliver(entry& e, const publication& p, bool live) {
   e.delta_base = e.delta;
   const auto accepted = live ? p.accepted_ns : 0;
   if (!cursor_) {
-    out_.write_publication(p, bytes.header, bytes.body, accepted);
+    out_.write_publication(p, bytes.header, bytes.body, accepted, e.key);
     return;
   }
   ++ids_written_;
-  out_.write_publication(p, id_line(), bytes.body, accepted);
+  out_.write_publication(p, id_line(), bytes.body, accepted, e.key);
 }
 
 // Sets the position a subscription starts from: where the client was when
 // the channel replays, the channel's head otherwise.
 void subscription_table::take_position(entry& e, const subscription_answer& a) {
   e.active = true;
+  if (a.overflow == overflow_policy::conflate) {
+    // A fresh key per subscription: items of a renewed one are not merged
+    // with those of the one it replaced. Skips 0 (no key) when it wraps.
+    if (++last_key_ == 0)
+      ++last_key_;
+    e.key = last_key_;
+    e.delta = false; // the queue may drop the publication a delta needs
+  } else {
+    e.key = 0;
+  }
   set_epoch(e, a.position.epoch);
   // The channel's class may refuse deltas: the reply says none were negotiated.
   e.delta = e.delta && a.delta_allowed;
@@ -246,7 +257,7 @@ void subscription_table::emit_answer_with_replay(entry& e, const subscription_an
   // With delta compression the client's base is the replay's last publication.
   e.delta_base = e.delta && !replay.empty();
   write(codec_->subscribed(e.id, a.channel, a.position, recovering, a.recovered, a.reason, replay,
-                           e.delta, a.cached));
+                           e.delta, a.cached, e.key != 0));
   e.id = nullptr;
   e.since.reset();
 }
@@ -259,7 +270,7 @@ void subscription_table::emit_answer(entry& e, const subscription_answer& a) {
   // The reply (SSE: none, but a failed recovery's gap), then the replay.
   e.delta_base = false;
   write(codec_->subscribed(e.id, a.channel, a.position, e.since.has_value(), a.recovered, a.reason,
-                           {}, e.delta, a.cached));
+                           {}, e.delta, a.cached, e.key != 0));
   e.id = nullptr;
   if (e.since)
     metrics::recovery(a.recovered);
@@ -297,14 +308,19 @@ void subscription_table::on_answer(const subscription_answer& a) {
   const auto ids_before = ids_written_;
   for (const auto& r : answered_)
     emit_answer(*find(r.channel), r);
-  if (ids_written_ == ids_before) {
+  std::vector<std::string_view> conflated;
+  for (const auto& e : entries_)
+    if (e.key != 0)
+      conflated.push_back(e.channel);
+  if (ids_written_ == ids_before || !conflated.empty()) {
     // Nothing replayed and no gap: a `herald.cursor` event, so that the
     // client holds a cursor of every channel from the first byte on and a
     // reconnect before the first publication resumes exactly. It has data:
     // WHATWG EventSource would take the id of an id-only event too, but
     // parsers that skip events without data (the `eventsource` npm package)
-    // would not.
-    write(codec_->cursor_event());
+    // would not. With conflated channels it is written in any case: its
+    // data names them (SSE has no subscribe reply to say it).
+    write(codec_->cursor_event(conflated));
   }
   answered_.clear();
   answered_.shrink_to_fit();

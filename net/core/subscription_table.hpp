@@ -35,12 +35,24 @@
 // entry's position, as if written: no gap is reported for it, the SSE
 // cursor of the next event names it, and a recovery from that cursor does
 // not send it again.
+// Overflow policy (net/wire/channel_class.hpp): a subscription whose answer
+// says `conflate` gets a conflation key, which every publication it writes
+// carries to the outbound queue (net/core/outbound_queue.hpp): over the
+// high-water mark the queue keeps only the newest pending one per key. The
+// position here is that of the last publication *written to the queue*, so
+// what the queue drops never looks like a gap (offsets jump without a gap
+// notice, as docs/protocol.md "Overflow policy" says), and an SSE id line
+// written later covers the dropped ones. Such a subscription never uses
+// delta compression (a delta needs the publication before it, which the
+// queue may drop); the reply says `conflated` where the codec can (/v1/ws),
+// and SSE names the conflated channels in its `herald.cursor` event.
 // The table owns what the client sees of each subscription (request number,
 // pending command id, active, position); the connection actor keeps only the
 // channel actors and its auth and limit decisions. What it writes goes to an
 // output the session implements.
 #pragma once
 
+#include "net/core/outbound_queue.hpp"
 #include "net/fanout.hpp"
 #include "net/obs/metrics.hpp"
 #include "net/wire/session_codec.hpp"
@@ -62,6 +74,7 @@ public:
   using transport = metrics::transport;
 
   using time_point = std::chrono::steady_clock::time_point;
+  using conflation_key = outbound_queue::conflation_key;
 
   /// Where the table writes (the session's outbound queue).
   class output {
@@ -71,8 +84,11 @@ public:
     /// of `body`; SSE: the `id:` line of the cursor), then `body`, the
     /// codec's shared bytes of `p`.
     /// @param accepted_ns publish-to-write latency origin; 0 for a replay.
+    /// @param key 0, or the conflation key of a subscription whose overflow
+    ///        policy is conflate (outbound_queue::push): unique per
+    ///        subscription within the table's life.
     virtual void write_publication(const publication& p, std::string prefix, const frame& body,
-                                   std::int64_t accepted_ns) = 0;
+                                   std::int64_t accepted_ns, conflation_key key) = 0;
     /// A notice or reply: one message of the codec (SSE an event block
     /// preceded by `id_line`; WebSocket one message, `id_line` empty).
     virtual void write_message(std::string id_line, std::string body) = 0;
@@ -177,6 +193,7 @@ private:
     bool delta = false;                   ///< delta compression negotiated
     bool delta_base = false;              ///< ...and the client holds the data at `position`
     tags_filter_ptr filter;               ///< null: every publication
+    conflation_key key = 0;               ///< overflow policy conflate: its key; 0: close
   };
 
   entry* find(const std::string& channel) noexcept;
@@ -213,6 +230,7 @@ private:
   std::size_t waiting_ = 0;                   ///< SSE: channels of begin() not answered yet
   std::vector<subscription_answer> answered_; ///< SSE: answers held until all arrived
   std::vector<publication_ptr> held_;         ///< SSE: live publications held meanwhile
+  conflation_key last_key_ = 0;               ///< the last conflation key given
 };
 
 } // namespace herald::net

@@ -41,7 +41,8 @@ enum slot : std::size_t {
   s_idempotent_replays = s_redis_reconnects + 1,
   s_version_suppressed = s_idempotent_replays + 1,
   s_redis_write_failures = s_version_suppressed + 1,
-  s_http_errors = s_redis_write_failures + 1, // [errc]
+  s_conflated = s_redis_write_failures + 1,
+  s_http_errors = s_conflated + 1, // [errc]
   slot_count = s_http_errors + errc_slots,
 };
 
@@ -406,6 +407,10 @@ void version_suppressed() noexcept {
   add(s_version_suppressed, 1);
 }
 
+void conflated(std::uint64_t n) noexcept {
+  add(s_conflated, static_cast<std::int64_t>(n));
+}
+
 void set_redis_writable(bool writable) noexcept {
   if (!writable && redis_writable.exchange(0, std::memory_order_relaxed) != 0)
     add(s_redis_write_failures, 1);
@@ -547,6 +552,12 @@ std::string render() {
            "Publishes to a channel whose version was not above the channel's last: neither "
            "stored nor delivered.");
   w.sample("herald_publish_version_suppressed_total", {}, t.slots[s_version_suppressed]);
+
+  w.family("herald_conflated_publications_total", "counter",
+           "Publications dropped from a client's outbound queue by the overflow policy conflate: "
+           "a newer publication of the same channel replaced them while the queue was over "
+           "--client-max-buffer.");
+  w.sample("herald_conflated_publications_total", {}, t.slots[s_conflated]);
 
   if (auto state = redis_state.load(std::memory_order_relaxed); state >= 0) {
     w.family("herald_redis_writable", "gauge",

@@ -137,6 +137,11 @@ void idempotent_replay() noexcept;
 /// channel's last accepted one (docs/protocol.md "Versioned publishing").
 void version_suppressed() noexcept;
 
+/// `n` publications were dropped from a client's outbound queue by the
+/// overflow policy conflate (net/core/outbound_queue.hpp): a newer one of
+/// the same subscription replaced them.
+void conflated(std::uint64_t n = 1) noexcept;
+
 /// Cluster mode: Redis stored a publication (true) or refused a write
 /// (false: read-only replica, OOM, script error). Counts the episodes.
 void set_redis_writable(bool writable) noexcept;

@@ -48,9 +48,11 @@ public:
   /// alone.
   virtual bool carries_cursor() const noexcept = 0;
 
-  /// The event that hands the client its cursor when nothing else did (SSE:
+  /// The event that hands the client its cursor when nothing else did, or
+  /// that names the request's `conflated` channels (overflow policy
+  /// conflate, docs/protocol.md "Overflow policy"; may be empty) (SSE:
   /// `herald.cursor`); empty where there is no cursor.
-  virtual std::string cursor_event() const = 0;
+  virtual std::string cursor_event(const std::vector<std::string_view>& conflated) const = 0;
 
   /// The publication's bytes, in one call (the delivery path).
   virtual publication_bytes publication_message(const publication& p) const = 0;
@@ -105,13 +107,16 @@ public:
   /// replay's first publication is full, the next ones deltas where they
   /// can be); `cached` the answer is a cache recovery (the replay, or the
   /// publication after the reply, is the channel's latest one: /v1/ws says
-  /// `"cache":true`). SSE: no reply, but a failed recovery is a gap with
+  /// `"cache":true`); `conflated` the channel's overflow policy is conflate
+  /// (/v1/ws: the reply says `"conflated":true`; Centrifugo's reply has no
+  /// such field). SSE: no reply, but a failed recovery is a gap with
   /// `reason`.
   virtual std::string subscribed(const nlohmann::json& id, std::string_view channel,
                                  const stream_position& position, bool recovering, bool recovered,
                                  std::string_view reason,
                                  const std::vector<const publication*>& replay,
-                                 bool delta = false, bool cached = false) const = 0;
+                                 bool delta = false, bool cached = false,
+                                 bool conflated = false) const = 0;
 
   /// The notice that the connection's token expires soon (/v1/ws:
   /// `refresh_required` with `expires_at`, s since the Unix epoch), or empty

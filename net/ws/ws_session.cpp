@@ -135,15 +135,18 @@ void ws_session::start(std::shared_ptr<session_events> events) {
 // -- writing -----------------------------------------------------------------
 
 void ws_session::write_publication(const publication& p, std::string prefix, const frame& body,
-                                   std::int64_t accepted_ns) {
+                                   std::int64_t accepted_ns, conflation_key key) {
   if (!deflate_ || body->size() < opts_.ws_deflate_min_bytes) {
-    stream_session::write_publication(p, std::move(prefix), body, accepted_ns);
+    stream_session::write_publication(p, std::move(prefix), body, accepted_ns, key);
     return;
   }
   if (closing_ || closed_)
     return;
+  // One whole compressed message per item, compressed with no context
+  // takeover (net/ws/deflate.hpp): conflation may drop it and the client's
+  // inflater never misses it.
   auto [header, compressed] = deflated(p, body, message_opcode_);
-  push(std::move(header), std::move(compressed), accepted_ns);
+  push(std::move(header), std::move(compressed), accepted_ns, key);
 }
 
 void ws_session::push_message(std::string, frame message, std::int64_t accepted_ns) {
@@ -403,10 +406,26 @@ void ws_session::arm_heartbeat() {
 
 void ws_session::on_heartbeat() {
   if (awaiting_pong_) {
+    // A conflated subscriber on a slow link: its pong waits behind what the
+    // link still carries (the kernel's buffers and the network's, which
+    // conflation does not reach), which may take longer than the pong
+    // timeout. A peer whose TCP acknowledged bytes since the ping is
+    // reading, so alive: wait another pong timeout. A peer that reads
+    // nothing is closed as before (and by --write-timeout when writes stall).
+    if (unsent_capped_) {
+      const auto acked = bytes_acked();
+      if (acked > acked_at_ping_) {
+        acked_at_ping_ = acked;
+        arm_heartbeat();
+        return;
+      }
+    }
     finish(close_reason::heartbeat_timeout);
     return;
   }
   awaiting_pong_ = true;
+  if (unsent_capped_)
+    acked_at_ping_ = bytes_acked();
   static const frame ping = make_frame(encode_frame(opcode::ping, {}));
   push({}, ping);
   if (const frame* app_ping = codec_.ping_frame()) {

@@ -106,7 +106,7 @@ public:
 private:
   // stream_session
   void write_publication(const publication& p, std::string prefix, const frame& body,
-                         std::int64_t accepted_ns) override;
+                         std::int64_t accepted_ns, conflation_key key) override;
   void push_message(std::string prefix, frame message, std::int64_t accepted_ns) override;
   void push_final(close_request& req) override;
   void on_final_written() override;
@@ -126,7 +126,9 @@ private:
   bool refuse_command(const nlohmann::json& id);
   /// Sets the heartbeat deadline: the next ping, or the pong's timeout.
   void arm_heartbeat();
-  /// The heartbeat deadline passed: a ping, or the close when no pong came.
+  /// The heartbeat deadline passed: a ping, or the close when no pong came
+  /// (on a connection with a conflated subscription, only when the peer also
+  /// acknowledged no byte since the ping: see ws_session.cpp).
   void on_heartbeat();
   /// Sets the message deadline when the parser holds a partial frame or
   /// message, stops it when it is at rest again.
@@ -146,6 +148,7 @@ private:
   token_bucket commands_;          ///< --ws-commands-per-second, --ws-commands-burst
   std::size_t refused_in_row_ = 0; ///< commands refused as rate_limited in a row
   bool awaiting_pong_ = false;
+  std::uint64_t acked_at_ping_ = 0; ///< bytes_acked() when the ping went out (or last checked)
   bool peer_closed_ = false; ///< the client's close frame arrived
   bool reading_ = true;      ///< false once the client's close arrived
   bool draining_ = false;    ///< a framing error: read and drop until the client ends

@@ -102,7 +102,7 @@ private:
     return net::ws::session_codec_for(net::ws::dialect::herald);
   }
   void write_publication(const net::publication&, std::string prefix, const net::frame& body,
-                         std::int64_t) override {
+                         std::int64_t, net::subscription_table::conflation_key) override {
     // WebSocket: the prefix is the frame header, which the tests do not read.
     record(codec_->carries_cursor() ? std::move(prefix) : std::string{}, *body);
   }

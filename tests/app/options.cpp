@@ -664,6 +664,7 @@ TEST_CASE("the defaults of the lower layers' option structs are the option table
   CHECK(s.ws_commands_per_second == d.ws_commands_per_second);
   CHECK(s.ws_commands_burst == d.ws_commands_burst);
   CHECK(s.ws_deflate_min_bytes == d.ws_deflate_min_bytes);
+  CHECK(s.conflate_unsent_bytes == d.conflate_unsent_bytes);
   CHECK(s.max_connections_per_ip == d.max_connections_per_ip);
   CHECK(s.max_subscribe_attempts == d.max_subscribe_attempts);
 

@@ -85,6 +85,7 @@ describe("GET /metrics", { timeout: 90_000 }, () => {
       "herald_recoveries_total",
       "herald_publish_to_write_seconds",
       "herald_http_errors_total",
+      "herald_conflated_publications_total",
       "process_cpu_seconds_total",
       "process_resident_memory_bytes",
       "process_open_fds",

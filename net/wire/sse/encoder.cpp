@@ -32,6 +32,15 @@ std::string encode_gap(std::string_view channel, std::string_view reason) {
   return encode_event("herald.gap", j.dump());
 }
 
+std::string encode_cursor_event(const std::vector<std::string_view>& conflated) {
+  if (conflated.empty())
+    return "event: herald.cursor\ndata: {}\n\n";
+  nlohmann::json list = nlohmann::json::array();
+  for (auto c : conflated)
+    list.push_back(c);
+  return encode_event("herald.cursor", nlohmann::json{{"conflated", std::move(list)}}.dump());
+}
+
 std::string encode_shutdown(unsigned retry_ms) {
   nlohmann::json j{{"reason", "shutdown"}, {"retry_ms", retry_ms}};
   return "retry: " + std::to_string(retry_ms) + "\n" + encode_event("herald.shutdown", j.dump());

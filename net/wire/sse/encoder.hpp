@@ -9,6 +9,7 @@
 
 #include <string>
 #include <string_view>
+#include <vector>
 
 namespace herald::net::sse {
 
@@ -31,12 +32,12 @@ inline std::string encode_token_expired() {
 }
 
 /// The event that gives a new stream its cursor when the channels' answers
-/// brought no replay and no gap (net/core/subscription_table.hpp):
-/// `event: herald.cursor\ndata: {}\n\n`, after the id line of every channel.
-/// Named, so EventSource's onmessage never sees it.
-inline std::string encode_cursor_event() {
-  return "event: herald.cursor\ndata: {}\n\n";
-}
+/// brought no replay and no gap, or that names the `conflated` channels of
+/// the request (net/core/subscription_table.hpp):
+/// `event: herald.cursor\ndata: {}\n\n`, or with conflated channels
+/// `data: {"conflated":["stream:1",...]}`, after the id line of every
+/// channel. Named, so EventSource's onmessage never sees it.
+std::string encode_cursor_event(const std::vector<std::string_view>& conflated = {});
 
 /// The last block of a stream at server shutdown: a `retry: <retry_ms>` hint
 /// (the client reconnects that soon, WHATWG HTML "Server-sent events",

@@ -4,8 +4,8 @@
 
 namespace herald::net::sse {
 
-std::string session_codec::cursor_event() const {
-  return encode_cursor_event();
+std::string session_codec::cursor_event(const std::vector<std::string_view>& conflated) const {
+  return encode_cursor_event(conflated);
 }
 
 publication_bytes session_codec::publication_message(const publication& p) const {
@@ -34,7 +34,8 @@ std::string session_codec::gap(std::string_view channel, std::string_view reason
 std::string session_codec::subscribed(const nlohmann::json&, std::string_view channel,
                                       const stream_position&, bool recovering, bool recovered,
                                       std::string_view reason,
-                                      const std::vector<const publication*>&, bool, bool) const {
+                                      const std::vector<const publication*>&, bool, bool,
+                                      bool) const {
   // No reply on SSE; a recovery that failed is said as a gap before the
   // channel's publications go on.
   return recovering && !recovered ? encode_gap(channel, reason) : std::string{};

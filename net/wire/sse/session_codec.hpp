@@ -21,7 +21,7 @@ public:
   explicit session_codec(unsigned shutdown_retry_ms) : shutdown_retry_ms_(shutdown_retry_ms) {}
 
   bool carries_cursor() const noexcept override { return true; }
-  std::string cursor_event() const override;
+  std::string cursor_event(const std::vector<std::string_view>& conflated) const override;
   publication_bytes publication_message(const publication& p) const override;
   std::pair<std::uint16_t, std::string> close(std::uint16_t code,
                                               std::string_view reason) const override;
@@ -36,8 +36,8 @@ public:
   std::string subscribed(const nlohmann::json& id, std::string_view channel,
                          const stream_position& position, bool recovering, bool recovered,
                          std::string_view reason,
-                         const std::vector<const publication*>& replay,
-                         bool delta = false, bool cached = false) const override;
+                         const std::vector<const publication*>& replay, bool delta = false,
+                         bool cached = false, bool conflated = false) const override;
   std::string refresh_required(std::int64_t) const override { return {}; }
   std::string revoked(std::string_view, std::string_view) const override { return {}; }
   std::string unrecoverable(const nlohmann::json&, std::string_view) const override { return {}; }

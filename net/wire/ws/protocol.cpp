@@ -143,7 +143,8 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
 }
 
 std::string encode_subscribed(const json& id, std::string_view channel, const stream_position& pos,
-                              bool recovered, std::string_view reason, bool delta, bool cached) {
+                              bool recovered, std::string_view reason, bool delta, bool cached,
+                              bool conflated) {
   json j{{"op", "subscribed"}};
   put_id(j, id);
   j["channel"] = channel;
@@ -156,6 +157,8 @@ std::string encode_subscribed(const json& id, std::string_view channel, const st
     j["delta"] = true;
   if (cached)
     j["cache"] = true;
+  if (conflated)
+    j["conflated"] = true;
   return dump_compact(j);
 }
 

@@ -55,13 +55,15 @@ struct command_error {
 bool parse_command(std::string_view text, command& out, command_error& err);
 
 /// `{"op":"subscribed","id":..,"channel":..,"epoch":..,"offset":N,"recovered":bool}`,
-/// plus `"reason"` when recovery was asked for and failed, and `"delta":true`
-/// when the subscription negotiated delta compression (`delta`), and
+/// plus `"reason"` when recovery was asked for and failed, `"delta":true`
+/// when the subscription negotiated delta compression (`delta`),
 /// `"cache":true` when the channel answered with its latest publication
-/// (cache recovery, `cached`: docs/protocol.md "Channel classes").
+/// (cache recovery, `cached`: docs/protocol.md "Channel classes"), and
+/// `"conflated":true` when the channel's overflow policy is conflate
+/// (`conflated`, docs/protocol.md "Overflow policy: close or conflate").
 std::string encode_subscribed(const nlohmann::json& id, std::string_view channel,
                               const stream_position& pos, bool recovered, std::string_view reason,
-                              bool delta = false, bool cached = false);
+                              bool delta = false, bool cached = false, bool conflated = false);
 
 /// `{"op":"unsubscribed","id":..,"channel":..}`
 std::string encode_unsubscribed(const nlohmann::json& id, std::string_view channel);

@@ -61,9 +61,10 @@ public:
   std::string subscribed(const nlohmann::json& id, std::string_view channel,
                          const stream_position& position, bool recovering, bool recovered,
                          std::string_view reason, const std::vector<const publication*>&,
-                         bool delta = false, bool cached = false) const override {
+                         bool delta = false, bool cached = false,
+                         bool conflated = false) const override {
     return encode_subscribed(id, channel, position, recovering && recovered, reason, delta,
-                             cached);
+                             cached, conflated);
   }
   std::string refresh_required(std::int64_t expires_at) const override {
     return encode_refresh_required(expires_at);
@@ -128,7 +129,7 @@ public:
   std::string subscribed(const nlohmann::json& id, std::string_view,
                          const stream_position& position, bool recovering, bool recovered,
                          std::string_view, const std::vector<const publication*>& replay,
-                         bool delta = false, bool = false) const override {
+                         bool delta = false, bool = false, bool = false) const override {
     return c_.encode_subscribe(id_of(id), position, recovering, recovering && recovered, replay,
                                delta);
   }

@@ -45,7 +45,7 @@ public:
 
   // net::session_codec: a WebSocket message stands alone.
   bool carries_cursor() const noexcept final { return false; }
-  std::string cursor_event() const final { return {}; }
+  std::string cursor_event(const std::vector<std::string_view>&) const final { return {}; }
 };
 
 /// The codec of dialect `d` (a static instance).

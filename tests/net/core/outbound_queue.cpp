@@ -365,3 +365,152 @@ TEST_CASE("outbound queues keep the outbound-bytes gauge and observe publish-to-
   CHECK(gauge() == g0);
   CHECK(count() == c0 + 1);
 }
+
+// -- conflation (overflow policy conflate, issue 22 section 4) -----------------
+
+namespace {
+
+// What the queue still holds, pending and in flight, one string per item.
+std::vector<std::string> contents(outbound_queue& q) {
+  std::vector<std::string> items;
+  while (!q.empty()) {
+    std::vector<std::string_view> bufs;
+    REQUIRE(q.begin_write(bufs, 1, 1 << 20) == 1);
+    items.push_back(joined(bufs));
+    q.complete_write();
+  }
+  return items;
+}
+
+// A publication of channel `c` numbered `n`, 40 bytes.
+frame publication_of(char c, int n) {
+  auto s = std::string(1, c) + std::to_string(n);
+  s.resize(40, '.');
+  return make_frame(std::move(s));
+}
+
+} // namespace
+
+TEST_CASE("conflation: nothing is dropped under the high-water mark", "[outbound_queue][conflate]") {
+  outbound_queue q{1000};
+  for (int n = 0; n < 10; ++n)
+    CHECK(q.push("", publication_of('a', n), 0, 1) == wm::none);
+  CHECK(q.pending() == 10);
+  CHECK(q.conflated() == 0);
+  CHECK(q.bytes() == 400);
+  CHECK(q.fixed_bytes() == 0);
+  CHECK(contents(q).size() == 10u);
+}
+
+TEST_CASE("conflation: many publications of 3 channels into a tiny mark keep the newest of each, "
+          "in order, and never cross the mark",
+          "[outbound_queue][conflate]") {
+  const auto counter = [] { return scrape("herald_conflated_publications_total"); };
+  const auto gauge = [] { return scrape("herald_outbound_buffer_bytes"); };
+  const auto counter_before = counter();
+  const auto gauge_before = gauge();
+  {
+    outbound_queue q{100}; // less than three publications
+    for (int n = 0; n < 50; ++n)
+      for (char c : {'a', 'b', 'c'})
+        CHECK(q.push("id: x\n", publication_of(c, n), 0, static_cast<std::uint32_t>(c)) ==
+              wm::none);
+    CHECK_FALSE(q.above_high_water_mark());
+    CHECK(q.pending() == 3);
+    CHECK(q.bytes() == 3 * 46);
+    CHECK(q.conflated() == 147);
+    CHECK(counter() == counter_before + 147);
+    CHECK(gauge() == gauge_before + 3 * 46);
+    auto left = contents(q);
+    REQUIRE(left.size() == 3u);
+    CHECK(left[0].substr(0, 9) == "id: x\na49");
+    CHECK(left[1].substr(0, 9) == "id: x\nb49");
+    CHECK(left[2].substr(0, 9) == "id: x\nc49");
+  }
+  CHECK(gauge() == gauge_before);
+}
+
+TEST_CASE("conflation: items without a key are never dropped, and still close at the mark",
+          "[outbound_queue][conflate]") {
+  outbound_queue q{100};
+  CHECK(q.push("", make_frame("reply-1"), 0, 0) == wm::none);
+  for (int n = 0; n < 20; ++n) {
+    CHECK(q.push("", publication_of('a', n), 0, 7) == wm::none);
+    CHECK(q.push("", publication_of('z', n), 0, 9) == wm::none);
+  }
+  CHECK(q.push("", make_frame("reply-2"), 0, 0) == wm::none);
+  CHECK(q.push("", publication_of('a', 20), 0, 7) == wm::none);
+  CHECK(q.fixed_bytes() == 14);
+  CHECK(q.pending() == 4); // reply-1, z19, reply-2, a20
+  CHECK(q.conflated() == 39);
+  // A channel with policy close (no key): 40-byte publications pile up
+  // until they alone pass the mark; conflation cannot shed them.
+  CHECK(q.push("", publication_of('s', 0), 0, 0) == wm::none);
+  CHECK(q.push("", publication_of('s', 1), 0, 0) == wm::none);
+  CHECK(q.fixed_bytes() == 94);
+  CHECK(q.push("", publication_of('s', 2), 0, 0) == wm::crossed_high);
+  CHECK(q.above_high_water_mark());
+  CHECK(q.push("", publication_of('a', 21), 0, 7) == wm::none); // once per episode
+  auto left = contents(q);
+  REQUIRE(left.size() == 7u);
+  CHECK(left[0] == "reply-1");
+  CHECK(left[1].substr(0, 3) == "z19");
+  CHECK(left[2] == "reply-2");
+  CHECK(left[3].substr(0, 2) == "s0"); // a20 was replaced by a21, which comes last
+  CHECK(left[4].substr(0, 2) == "s1");
+  CHECK(left[5].substr(0, 2) == "s2");
+  CHECK(left[6].substr(0, 3) == "a21");
+  CHECK(q.bytes() == 0);
+  CHECK(q.fixed_bytes() == 0);
+}
+
+TEST_CASE("conflation: a frame in flight (maybe half written) is never dropped",
+          "[outbound_queue][conflate]") {
+  outbound_queue q{100};
+  CHECK(q.push("hdr", publication_of('a', 0), 0, 1) == wm::none);
+  std::vector<std::string_view> bufs;
+  REQUIRE(q.begin_write(bufs, 8, 1 << 20) == 1); // the socket took part of it, say
+  const auto in_flight = joined(bufs);
+  for (int n = 1; n < 30; ++n)
+    CHECK(q.push("hdr", publication_of('a', n), 0, 1) == wm::none);
+  // The buffers handed to the socket still hold the same bytes.
+  CHECK(joined(bufs) == in_flight);
+  CHECK(q.pending() == 1); // only a29 waits
+  CHECK(q.bytes() == 2 * 43);
+  CHECK(q.conflated() == 28);
+  q.complete_write();
+  auto left = contents(q);
+  REQUIRE(left.size() == 1u);
+  CHECK(left[0].substr(0, 6) == "hdra29");
+}
+
+TEST_CASE("conflation: after the queue drained below the mark, nothing is dropped again until "
+          "it passes the mark",
+          "[outbound_queue][conflate]") {
+  outbound_queue q{100};
+  for (int n = 0; n < 5; ++n)
+    q.push("", publication_of('a', n), 0, 1);
+  CHECK(q.pending() == 1); // 120 > 100 at the third and fifth: a4 is left
+  CHECK(q.conflated() == 4);
+  CHECK(contents(q).size() == 1u);
+  q.push("", publication_of('a', 5), 0, 1);
+  q.push("", publication_of('a', 6), 0, 1);
+  CHECK(q.pending() == 2);
+  q.push("", publication_of('a', 7), 0, 1);
+  CHECK(q.pending() == 1);
+  CHECK(q.conflated() == 6);
+}
+
+TEST_CASE("conflation: drop_pending resets what conflation counts", "[outbound_queue][conflate]") {
+  outbound_queue q{100};
+  for (int n = 0; n < 3; ++n)
+    q.push("", publication_of('a', n), 0, 1);
+  q.push("", make_frame("r"), 0, 0);
+  q.drop_pending();
+  CHECK(q.empty());
+  CHECK(q.bytes() == 0);
+  CHECK(q.fixed_bytes() == 0);
+  q.push("", publication_of('a', 3), 0, 1);
+  q.push("", publication_of('b', 3), 0, 2); // two keys: nothing to drop
+  CHECK(q.pending() == 2);
+}

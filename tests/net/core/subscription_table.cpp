@@ -9,6 +9,8 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <map>
+
 using namespace herald::net;
 using nlohmann::json;
 
@@ -19,10 +21,12 @@ struct recorded : subscription_table::output {
   std::vector<std::string> out; ///< "pub <channel> <offset>" or the message body
   std::vector<std::int64_t> accepted;
   std::vector<std::string> bodies; ///< each publication's message body
+  std::vector<subscription_table::conflation_key> keys; ///< each publication's conflation key
   bool cursor = false; ///< SSE: the prefix is the id line (WebSocket: a frame header)
   void write_publication(const publication& p, std::string prefix, const frame& body,
-                         std::int64_t acc) override {
+                         std::int64_t acc, subscription_table::conflation_key key) override {
     bodies.push_back(body ? *body : std::string{});
+    keys.push_back(key);
     ids.push_back(cursor ? std::move(prefix) : std::string{});
     out.push_back("pub " + p.channel + " " + std::to_string(p.offset));
     accepted.push_back(acc);
@@ -601,6 +605,189 @@ TEST_CASE("ws: a revoked channel answers its pending subscribe, then says why, a
   t.on_answer(answer("user:a", 1, "e", 0)); // stale
   t.on_publication(pub("user:b", "e", 1));  // no longer subscribed
   CHECK(r.out.size() == 4u);
+}
+
+// -- overflow policy conflate (issue 22 section 4) ------------------------------
+
+namespace {
+
+subscription_answer conflated_answer(std::string channel, std::uint64_t request, std::string epoch,
+                                     std::uint64_t head) {
+  auto a = answer(std::move(channel), request, std::move(epoch), head);
+  a.overflow = overflow_policy::conflate;
+  return a;
+}
+
+/// A publication with its SSE and /v1/ws bytes, which name it.
+publication_ptr framed_pub(std::string channel, std::uint64_t offset) {
+  auto p = std::make_shared<publication>();
+  p->channel = std::move(channel);
+  p->epoch = "e";
+  p->offset = offset;
+  p->event = "e";
+  p->data = "{}";
+  const auto name = p->channel + " " + std::to_string(offset);
+  p->sse = make_frame("event: e\ndata: \"" + name + "\"\n\n");
+  p->ws = make_frame("\"" + name + "\"");
+  return p;
+}
+
+/// An output that queues as a session does, into a real outbound queue.
+struct queued : subscription_table::output {
+  explicit queued(std::size_t hwm) : q(hwm) {}
+  outbound_queue q;
+  bool crossed = false;
+  void write_publication(const publication&, std::string prefix, const frame& body,
+                         std::int64_t acc, subscription_table::conflation_key key) override {
+    crossed |= q.push(std::move(prefix), body, acc, key) == outbound_queue::watermark::crossed_high;
+  }
+  void write_message(std::string id_line, std::string body) override {
+    crossed |= q.push(std::move(id_line), make_frame(std::move(body))) ==
+               outbound_queue::watermark::crossed_high;
+  }
+  /// Everything queued, one string per item (prefix and body).
+  std::vector<std::string> drain() {
+    std::vector<std::string> items;
+    while (!q.empty()) {
+      std::vector<std::string_view> bufs;
+      q.begin_write(bufs, 1, 1 << 20);
+      std::string s;
+      for (auto b : bufs)
+        s += b;
+      items.push_back(std::move(s));
+      q.complete_write();
+    }
+    return items;
+  }
+};
+
+} // namespace
+
+TEST_CASE("ws: a conflated subscription says so in its reply, and its publications carry a key "
+          "of their own",
+          "[subscription_table][conflate]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.expect("stream:1", 1, 1, std::nullopt);
+  t.expect("stream:2", 2, 2, std::nullopt);
+  t.expect("user:a", 3, 3, std::nullopt);
+  t.on_answer(conflated_answer("stream:1", 1, "e", 0));
+  t.on_answer(conflated_answer("stream:2", 2, "e", 0));
+  t.on_answer(answer("user:a", 3, "e", 0)); // policy close
+  REQUIRE(r.out.size() == 3u);
+  CHECK(json::parse(r.out[0])["conflated"] == true);
+  CHECK(json::parse(r.out[1])["conflated"] == true);
+  CHECK_FALSE(json::parse(r.out[2]).contains("conflated"));
+  for (std::uint64_t n = 1; n <= 2; ++n)
+    for (auto c : {"stream:1", "stream:2", "user:a"})
+      t.on_publication(pub(c, "e", n));
+  REQUIRE(r.keys.size() == 6u);
+  CHECK(r.keys[0] != 0);
+  CHECK(r.keys[1] != 0);
+  CHECK(r.keys[0] != r.keys[1]);
+  CHECK(r.keys[2] == 0);
+  CHECK(r.keys[3] == r.keys[0]);
+  CHECK(r.keys[4] == r.keys[1]);
+  CHECK(r.keys[5] == 0);
+
+  // A renewed subscribe is a new subscription: a new key.
+  t.expect("stream:1", 4, 4, stream_position{"e", 2});
+  t.on_answer(conflated_answer("stream:1", 4, "e", 2));
+  t.on_publication(pub("stream:1", "e", 3));
+  REQUIRE(r.keys.size() == 7u);
+  CHECK(r.keys[6] != 0);
+  CHECK(r.keys[6] != r.keys[0]);
+  CHECK(r.keys[6] != r.keys[1]);
+}
+
+TEST_CASE("ws, centrifugo: a conflated subscription does not use delta compression",
+          "[subscription_table][conflate][delta]") {
+  recorded r;
+  subscription_table t{metrics::transport::ws, ws_herald(), r};
+  t.expect("stream:1", 1, 1, std::nullopt, false, {}, /*delta=*/true);
+  t.on_answer(conflated_answer("stream:1", 1, "e", 4));
+  REQUIRE(r.out.size() == 1u);
+  CHECK_FALSE(json::parse(r.out[0]).contains("delta"));
+  CHECK(json::parse(r.out[0])["conflated"] == true);
+
+  recorded c;
+  subscription_table tc{metrics::transport::ws, ws_herald(), c};
+  tc.set_codec(ws::session_codec_for(ws::dialect::centrifugo));
+  tc.expect("stream:1", 1, 2, std::nullopt, false, {}, /*delta=*/true);
+  tc.on_answer(conflated_answer("stream:1", 1, "e", 4));
+  tc.on_publication(delta_pub(5));
+  tc.on_publication(delta_pub(6));
+  REQUIRE(c.out.size() == 3u);
+  CHECK_FALSE(json::parse(c.out[0])["subscribe"].contains("delta"));
+  CHECK(pub_of(c.bodies[1])["data"] == json{{"n", 6}}); // whole, never a delta
+  CHECK_FALSE(pub_of(c.bodies[1]).contains("delta"));
+}
+
+TEST_CASE("ws: into a tiny mark, 3 conflated channels end with the newest publication of each, "
+          "offsets increasing, no gap",
+          "[subscription_table][conflate]") {
+  queued out{400}; // the three replies (~300 bytes) stay under it
+  subscription_table t{metrics::transport::ws, ws_herald(), out};
+  const std::vector<std::string> channels{"stream:1", "stream:2", "stream:3"};
+  for (std::uint64_t i = 0; i < 3; ++i) {
+    t.expect(channels[i], i + 1, static_cast<int>(i + 1), std::nullopt);
+    t.on_answer(conflated_answer(channels[i], i + 1, "e", 0));
+  }
+  for (std::uint64_t n = 1; n <= 100; ++n)
+    for (const auto& c : channels)
+      t.on_publication(framed_pub(c, n));
+  CHECK_FALSE(out.crossed); // never closed as a slow client
+  CHECK(out.q.conflated() > 250);
+  const auto items = out.drain();
+  std::map<std::string, std::uint64_t> last;
+  for (const auto& item : items) {
+    CHECK(item.find("gap") == std::string::npos);
+    const auto quote = item.find('"');
+    if (quote == std::string::npos || item.find("subscribed") != std::string::npos)
+      continue;
+    const auto name = item.substr(quote + 1, item.rfind('"') - quote - 1);
+    const auto space = name.find(' ');
+    const auto channel = name.substr(0, space);
+    const auto offset = std::stoull(name.substr(space + 1));
+    CHECK(offset > last[channel]);
+    last[channel] = offset;
+  }
+  CHECK(last == std::map<std::string, std::uint64_t>{
+                  {"stream:1", 100}, {"stream:2", 100}, {"stream:3", 100}});
+}
+
+TEST_CASE("sse: herald.cursor names the conflated channels, and the last event's cursor covers "
+          "what conflation dropped",
+          "[subscription_table][conflate]") {
+  queued out{300};
+  subscription_table t{metrics::transport::sse, sse_codec(), out};
+  t.begin({"stream:1", "user:a", "stream:2"}, {});
+  t.on_answer(conflated_answer("stream:1", 1, "e", 0));
+  t.on_answer(answer("user:a", 2, "e", 0));
+  t.on_answer(conflated_answer("stream:2", 3, "e", 0));
+  for (std::uint64_t n = 1; n <= 50; ++n) {
+    t.on_publication(framed_pub("stream:1", n));
+    t.on_publication(framed_pub("stream:2", n));
+  }
+  t.on_publication(framed_pub("user:a", 1)); // policy close: never dropped
+  CHECK_FALSE(out.crossed);
+  const auto items = out.drain();
+  REQUIRE(items.size() >= 3u);
+  const auto first = items.front();
+  CHECK(first.find("event: herald.cursor\ndata: {\"conflated\":[\"stream:1\",\"stream:2\"]}\n\n") !=
+        std::string::npos);
+  CHECK(items[items.size() - 3].find("\"stream:1 50\"") != std::string::npos);
+  CHECK(items[items.size() - 2].find("\"stream:2 50\"") != std::string::npos);
+  CHECK(items.back().find("\"user:a 1\"") != std::string::npos);
+  // The last id line names every channel at its last offset: a reconnect
+  // with it resumes after the newest publication of each.
+  auto cursor = parse_id(items.back().substr(0, items.back().find('\n') + 1));
+  REQUIRE(cursor.size() == 3u);
+  CHECK(cursor[0].position.offset == 50u);
+  CHECK(cursor[1].position.offset == 1u);
+  CHECK(cursor[2].position.offset == 50u);
+  for (const auto& item : items)
+    CHECK(item.find("herald.gap") == std::string::npos);
 }
 
 // -- channel classes: cache recovery and a class that refuses deltas ----------

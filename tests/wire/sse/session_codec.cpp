@@ -14,7 +14,10 @@ TEST_CASE("sse: publications are the shared event block, and there is no frame h
   CHECK(&bytes.body == &p.sse);
   CHECK(bytes.header.empty());
   CHECK(c.carries_cursor());
-  CHECK(c.cursor_event() == "event: herald.cursor\ndata: {}\n\n");
+  CHECK(c.cursor_event({}) == "event: herald.cursor\ndata: {}\n\n");
+  // Overflow policy conflate: the event names the conflated channels.
+  CHECK(c.cursor_event({"stream:1", "stream:b-2"}) ==
+        "event: herald.cursor\ndata: {\"conflated\":[\"stream:1\",\"stream:b-2\"]}\n\n");
 }
 
 TEST_CASE("sse: a failed recovery is a gap, replies to commands are nothing", "[sse]") {

@@ -341,6 +341,17 @@ TEST_CASE("encode_subscribed", "[ws][protocol][encoder]") {
                     {"recovered", false},
                     {"reason", "epoch_changed"}});
   }
+  SECTION("a conflated channel says so (overflow policy conflate)") {
+    auto j = json::parse(encode_subscribed(3, "stream:42", stream_position{"e", 5}, false, "",
+                                           /*delta=*/false, /*cached=*/false, /*conflated=*/true));
+    CHECK(j == json{{"op", "subscribed"},
+                    {"id", 3},
+                    {"channel", "stream:42"},
+                    {"epoch", "e"},
+                    {"offset", 5},
+                    {"recovered", false},
+                    {"conflated", true}});
+  }
   SECTION("no id: the field is left out") {
     auto text = encode_subscribed(nullptr, "stream:42", stream_position{"e", 5}, false, "");
     auto j = json::parse(text);
