@@ -35,7 +35,7 @@ import {
   waitUntil,
   withHerald,
 } from "./lib/herald.mjs";
-import { ENCODINGS, pubData, sdkClient, subscription } from "./lib/centrifuge.mjs";
+import { ENCODINGS, pubData, rawCentrifugo, sdkClient, subscription } from "./lib/centrifuge.mjs";
 import { startProxy } from "./lib/proxy.mjs";
 import { hsSetup, nowS, signJwt } from "./lib/tokens.mjs";
 
@@ -483,20 +483,6 @@ describe("Centrifugo JSON protocol on a raw socket: malformed commands, one repl
   });
 });
 
-/** A raw `ws` connection to /connection/websocket that records every reply line and the close. */
-async function rawCentrifugo(port) {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/connection/websocket`);
-  const state = { ws, replies: [], closed: null };
-  ws.on("message", (m) => {
-    for (const line of m.toString().split("\n")) if (line.trim()) state.replies.push(JSON.parse(line));
-  });
-  ws.on("close", (code, reason) => (state.closed = { code, reason: reason.toString() }));
-  await new Promise((res, rej) => {
-    ws.once("open", res);
-    ws.once("error", rej);
-  });
-  return state;
-}
 
 describe("Centrifugo client protocol: commands per second", () => {
   const BURST = 100;

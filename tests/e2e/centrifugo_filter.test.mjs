@@ -14,10 +14,9 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 
-import WebSocket from "ws";
 
 import { awaitBackgroundStops, publish, publishOk, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
-import { ENCODINGS, sdkClient, subscription } from "./lib/centrifuge.mjs";
+import { ENCODINGS, rawCentrifugo, sdkClient, subscribedClient, subscription } from "./lib/centrifuge.mjs";
 import { startProxy } from "./lib/proxy.mjs";
 
 after(awaitBackgroundStops);
@@ -100,10 +99,7 @@ for (const [enc, Sdk] of ENCODINGS) {
     test("after a dropped connection the recovery brings exactly the matching ones missed", async () => {
       const channel = `stream:filter-recover-${enc}`;
       const proxy = await startProxy(h.port);
-      const c = sdkClient(Sdk, proxy.port);
-      const sub = subscription(c, channel, { tagsFilter: FILTER });
-      sub.subscribe();
-      c.connect();
+      const { c, sub } = subscribedClient(Sdk, proxy.port, channel, { tagsFilter: FILTER });
       try {
         await waitFor(() => sub.state === "subscribed", "subscribed");
         await publishRange(h.url, channel, 0, 12);
@@ -152,20 +148,6 @@ for (const [enc, Sdk] of ENCODINGS) {
   });
 }
 
-/** A raw `ws` connection to /connection/websocket that records every reply line. */
-async function rawCentrifugo(port) {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/connection/websocket`);
-  const state = { ws, replies: [], closed: null };
-  ws.on("message", (m) => {
-    for (const line of m.toString().split("\n")) if (line.trim()) state.replies.push(JSON.parse(line));
-  });
-  ws.on("close", (code, reason) => (state.closed = { code, reason: reason.toString() }));
-  await new Promise((res, rej) => {
-    ws.once("open", res);
-    ws.once("error", rej);
-  });
-  return state;
-}
 
 describe("Centrifugo JSON protocol on a raw socket: tf", () => {
   const h = suiteHerald([]);

@@ -10,7 +10,7 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { ENCODINGS, sdkClient, subscription } from "../lib/centrifuge.mjs";
+import { ENCODINGS, subscribedClient } from "../lib/centrifuge.mjs";
 import { publishOk } from "../lib/herald.mjs";
 import { startProxy } from "../lib/proxy.mjs";
 import { publicationsOf, wsConnect } from "../lib/ws.mjs";
@@ -38,10 +38,7 @@ describe("cluster: tags through Redis, filters on another instance", () => {
       const [a, b] = fx.hs;
       const channel = `stream:cluster-filter-${enc}`;
       const proxy = await startProxy(b.port);
-      const c = sdkClient(Sdk, proxy.port);
-      const sub = subscription(c, channel, { tagsFilter: FILTER });
-      sub.subscribe();
-      c.connect();
+      const { c, sub } = subscribedClient(Sdk, proxy.port, channel, { tagsFilter: FILTER });
       try {
         await waitFor(() => sub.state === "subscribed", "subscribed");
         await publishRange(a.url, channel, 0, 10);

@@ -123,3 +123,22 @@ export async function assertCacheRecovery(sub, { publish, leave, back, timeoutMs
   assert.equal(subscribed()[1].ctx.recovered, true);
   assert.deepEqual(sub.events.filter((e) => e.name === "error" || e.name === "unsubscribed"), []);
 }
+
+/**
+ * A raw `ws` connection to /connection/websocket for hand-written JSON
+ * commands: `replies` collects every reply line (parsed), `closed` the close
+ * code and reason once it closes.
+ */
+export async function rawCentrifugo(port) {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/connection/websocket`);
+  const state = { ws, replies: [], closed: null };
+  ws.on("message", (m) => {
+    for (const line of m.toString().split("\n")) if (line.trim()) state.replies.push(JSON.parse(line));
+  });
+  ws.on("close", (code, reason) => (state.closed = { code, reason: reason.toString() }));
+  await new Promise((res, rej) => {
+    ws.once("open", res);
+    ws.once("error", rej);
+  });
+  return state;
+}
