@@ -16,6 +16,10 @@ namespace {
 thread_local std::size_t allocations = 0;
 } // namespace
 
+// GCC 12 takes the free() in these replacements for a mismatch with the
+// replaced operator new (-Wmismatched-new-delete); the pairs are this file's own.
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
 void* operator new(std::size_t n) {
   ++allocations;
   if (void* p = std::malloc(n == 0 ? 1 : n))
@@ -31,6 +35,7 @@ void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
   return std::malloc(n == 0 ? 1 : n);
 }
 void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
+#pragma GCC diagnostic pop
 
 using herald::net::publication_tags;
 using herald::net::tags_filter;
