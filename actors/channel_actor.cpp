@@ -113,11 +113,11 @@ void remove_subscriber(channel_pointer self, const caf::actor& who) {
 void answer(channel_pointer self, const subscribe_request& req, bool monitored = false) {
   auto& st = self->state;
   st.prune(self->clock().now());
-  auto rec = st.decide(req.since, req.epoch_history, st.recovery);
+  auto rec = st.decide(req.since, req.epoch_history, st.cls.recovery);
   auto [it, added] = st.subscribers.try_emplace(req.subscriber, req.sink);
   if (!added)
     it->second = req.sink;
-  if (req.delta && st.delta_allowed)
+  if (req.delta && st.cls.delta)
     st.deltas = true;
   st.fanout_dirty = true;
   if (added && !monitored)
@@ -131,8 +131,8 @@ void answer(channel_pointer self, const subscribe_request& req, bool monitored =
     res.reason = std::move(rec.reason);
     res.replay = std::move(rec.replay);
     res.cached = rec.cached;
-    res.overflow = st.overflow;
-    res.delta_allowed = st.delta_allowed;
+    res.overflow = st.cls.overflow;
+    res.delta_allowed = st.cls.delta;
     req.sink->home().answer(req.sink, std::move(res));
   }
   self->send(req.subscriber, subscribed_atom_v, st.name, req.request,
@@ -205,9 +205,7 @@ caf::behavior channel_actor(channel_pointer self, std::string name, std::string 
                             history_options limits, caf::actor registry, caf::actor gateway,
                             const net::channel_class& cls) {
   auto& st = self->state;
-  st.recovery = cls.recovery;
-  st.overflow = cls.overflow;
-  st.delta_allowed = cls.delta;
+  st.cls = cls;
   st.name = std::move(name);
   st.epoch = std::move(epoch);
   st.limits = limits;

@@ -66,9 +66,7 @@ struct channel_state : channel_log {
   /// The channel's class (net/wire/channel_class.hpp): its recovery mode,
   /// overflow policy and whether deltas are allowed (its history bounds are
   /// in `limits`).
-  net::recovery_mode recovery = net::recovery_mode::stream;
-  net::overflow_policy overflow = net::overflow_policy::close;
-  bool delta_allowed = true;
+  net::channel_class cls;
   /// The subscribers' sessions grouped by shard, as handed to the shards;
   /// rebuilt before a publication when `subscribers` changed.
   std::vector<std::pair<net::shard*, net::subscriber_list_ptr>> fanout_lists;

@@ -30,13 +30,7 @@ registry_state::entry& channel_for(registry_pointer self, const std::string& nam
     // Monitored, not linked: a link lives in the registry's own list of
     // attachables, and removing one scans that list, which made stopping
     // many idle channels quadratic. A monitor lives at the channel.
-    net::channel_class cls;
-    if (st.classes) {
-      cls = st.classes->of(name);
-    } else {
-      cls.history_size = st.history.size;
-      cls.history_ttl = std::chrono::duration_cast<std::chrono::seconds>(st.history.ttl);
-    }
+    const auto& cls = st.classes->of(name);
     auto limits = st.history;
     limits.size = cls.history_size;
     limits.ttl = cls.history_ttl;
@@ -57,7 +51,11 @@ caf::behavior channel_registry(registry_pointer self, history_options history,
                                std::function<std::string()> make_epoch, caf::actor gateway,
                                std::shared_ptr<const net::channel_classes> classes) {
   self->state.history = history;
-  self->state.classes = std::move(classes);
+  // Without classes every channel is in the default class of `history`.
+  self->state.classes =
+    classes ? std::move(classes)
+            : std::make_shared<const net::channel_classes>(
+                history.size, std::chrono::duration_cast<std::chrono::seconds>(history.ttl));
   self->state.gateway = std::move(gateway);
   self->state.make_epoch = make_epoch ? std::move(make_epoch) : random_epoch;
   // A channel that ends is forgotten: the next use spawns a fresh one with a

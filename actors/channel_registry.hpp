@@ -32,8 +32,8 @@ struct registry_state {
   history_options history;
   std::function<std::string()> make_epoch;
   caf::actor gateway; ///< cluster mode: handed to every channel; null otherwise
-  /// The channel classes (--channel-classes); null: every channel in the
-  /// default class of `history`.
+  /// The channel classes (--channel-classes); never null (without them,
+  /// only the default class of `history`).
   std::shared_ptr<const net::channel_classes> classes;
 };
 
