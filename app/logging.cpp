@@ -1,5 +1,7 @@
 #include "app/logging.hpp"
 
+#include "net/wire/enum_names.hpp"
+
 #include <spdlog/formatter.h>
 #include <spdlog/sinks/stdout_sinks.h>
 
@@ -29,22 +31,8 @@ std::string utc_time(spdlog::log_clock::time_point tp) {
 }
 
 std::string_view level_name(spdlog::level::level_enum l) {
-  switch (l) {
-  case spdlog::level::trace:
-    return "trace";
-  case spdlog::level::debug:
-    return "debug";
-  case spdlog::level::info:
-    return "info";
-  case spdlog::level::warn:
-    return "warn";
-  case spdlog::level::err:
-    return "error";
-  case spdlog::level::critical:
-    return "critical";
-  default:
-    return "off";
-  }
+  return net::enum_name<spdlog::level::trace, spdlog::level::off>(
+    l, {"trace", "debug", "info", "warn", "error", "critical", "off"}, "off");
 }
 
 class line_formatter final : public spdlog::formatter {

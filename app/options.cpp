@@ -2,6 +2,7 @@
 
 #include "app/auth_setup.hpp"
 #include "app/build_info.hpp"
+#include "net/wire/enum_names.hpp"
 #include "net/redis/url.hpp"
 
 #include <caf/actor_system_config.hpp>
@@ -492,17 +493,8 @@ std::string default_text(const config& cfg, const caf::config_option& opt,
 } // namespace
 
 std::string_view to_string(option_source s) noexcept {
-  switch (s) {
-  case option_source::defaults:
-    return "default";
-  case option_source::file:
-    return "config file";
-  case option_source::env:
-    return "environment";
-  case option_source::cli:
-    return "command line";
-  }
-  return "?";
+  return net::enum_name<option_source::defaults, option_source::cli>(
+    s, {"default", "config file", "environment", "command line"}, "?");
 }
 
 environment process_environment() {

@@ -1,5 +1,7 @@
 #include "loadtest/options.hpp"
 
+#include "net/wire/enum_names.hpp"
+
 #include <boost/asio/ip/address_v4.hpp>
 
 #include <sys/resource.h>
@@ -41,21 +43,10 @@ bool to_u64(const std::string& s, std::uint64_t& out) {
 } // namespace
 
 const char* to_string(scenario s) noexcept {
-  switch (s) {
-  case scenario::idle:
-    return "idle";
-  case scenario::fanout:
-    return "fanout";
-  case scenario::spread:
-    return "spread";
-  case scenario::slow:
-    return "slow";
-  case scenario::reconnect_storm:
-    return "reconnect-storm";
-  case scenario::cluster:
-    return "cluster";
-  }
-  return "?";
+  // Static text: each name is a literal, so .data() is NUL-terminated.
+  return net::enum_name<scenario::idle, scenario::cluster>(
+           s, {"idle", "fanout", "spread", "slow", "reconnect-storm", "cluster"}, "?")
+    .data();
 }
 
 std::string usage() {

@@ -1,5 +1,6 @@
 #include "net/auth/jwt_verifier.hpp"
 
+#include "net/wire/enum_names.hpp"
 #include "net/wire/json_input.hpp"
 
 #include <jwt.h>
@@ -152,49 +153,17 @@ std::optional<jwt_algorithm> parse_algorithm(std::string_view name) noexcept {
 }
 
 std::string_view to_string(jwt_algorithm a) noexcept {
-  switch (a) {
-  case jwt_algorithm::hs256:
-    return "HS256";
-  case jwt_algorithm::rs256:
-    return "RS256";
-  case jwt_algorithm::es256:
-    return "ES256";
-  }
-  return "?";
+  return enum_name<jwt_algorithm::hs256, jwt_algorithm::es256>(a, {"HS256", "RS256", "ES256"}, "?");
 }
 
 std::string_view to_string(token_error e) noexcept {
-  switch (e) {
-  case token_error::none:
-    return "ok";
-  case token_error::missing:
-    return "no token";
-  case token_error::too_large:
-    return "token too large";
-  case token_error::malformed:
-    return "malformed token";
-  case token_error::wrong_algorithm:
-    return "token algorithm not accepted";
-  case token_error::bad_signature:
-    return "token signature invalid";
-  case token_error::missing_exp:
-    return "token has no exp";
-  case token_error::expired:
-    return "token expired";
-  case token_error::not_yet_valid:
-    return "token not yet valid";
-  case token_error::issued_in_future:
-    return "token issued in the future";
-  case token_error::wrong_issuer:
-    return "token issuer not accepted";
-  case token_error::wrong_audience:
-    return "token audience not accepted";
-  case token_error::missing_sub:
-    return "token has no sub";
-  case token_error::critical_header:
-    return "token header has crit (extensions Herald does not understand)";
-  }
-  return "invalid token";
+  return enum_name<token_error::none, token_error::critical_header>(
+    e,
+    {"ok", "no token", "token too large", "malformed token", "token algorithm not accepted",
+     "token signature invalid", "token has no exp", "token expired", "token not yet valid",
+     "token issued in the future", "token issuer not accepted", "token audience not accepted",
+     "token has no sub", "token header has crit (extensions Herald does not understand)"},
+    "invalid token");
 }
 
 std::shared_ptr<const jwt_verifier> jwt_verifier::create(jwt_config cfg, std::string& error) {

@@ -1,6 +1,8 @@
 // Why a client connection ended. Feeds logs and metrics (herald_disconnects_total).
 #pragma once
 
+#include "net/wire/enum_names.hpp"
+
 #include <cstdint>
 #include <string_view>
 
@@ -20,25 +22,11 @@ enum class close_reason : std::uint8_t {
 
 /// Stable lower-case name, for logs and the metrics label `reason`.
 constexpr std::string_view to_string(close_reason r) noexcept {
-  switch (r) {
-  case close_reason::client:
-    return "client";
-  case close_reason::slow_client:
-    return "slow_client";
-  case close_reason::heartbeat_timeout:
-    return "heartbeat_timeout";
-  case close_reason::write_timeout:
-    return "write_timeout";
-  case close_reason::protocol_error:
-    return "protocol_error";
-  case close_reason::policy:
-    return "policy";
-  case close_reason::shutdown:
-    return "shutdown";
-  case close_reason::auth:
-    return "auth";
-  }
-  return "unknown";
+  return enum_name<close_reason::client, close_reason::auth>(
+    r,
+    {"client", "slow_client", "heartbeat_timeout", "write_timeout", "protocol_error", "policy",
+     "shutdown", "auth"},
+    "unknown");
 }
 
 } // namespace herald::net

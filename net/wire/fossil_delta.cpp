@@ -1,5 +1,7 @@
 #include "net/wire/fossil_delta.hpp"
 
+#include "net/wire/enum_names.hpp"
+
 #include <algorithm>
 #include <cassert>
 #include <cstring>
@@ -423,35 +425,15 @@ std::uint32_t checksum(std::string_view bytes) noexcept {
 }
 
 std::string_view describe(apply_error e) noexcept {
-  switch (e) {
-  case apply_error::none:
-    return "no error";
-  case apply_error::bad_integer:
-    return "bad integer (no base-64 digit, or above 2^32 - 1)";
-  case apply_error::missing_newline:
-    return "target length not followed by a newline";
-  case apply_error::target_too_large:
-    return "target length above the limit";
-  case apply_error::unknown_command:
-    return "unknown command";
-  case apply_error::copy_not_terminated:
-    return "copy command not terminated by ','";
-  case apply_error::copy_past_source:
-    return "copy extends past the end of the source";
-  case apply_error::literal_past_end:
-    return "insert extends past the end of the delta";
-  case apply_error::output_overflow:
-    return "commands give more bytes than the target length";
-  case apply_error::size_mismatch:
-    return "target shorter than its announced length";
-  case apply_error::bad_checksum:
-    return "checksum mismatch";
-  case apply_error::unterminated:
-    return "delta ends before its checksum";
-  case apply_error::trailing_bytes:
-    return "bytes after the checksum";
-  }
-  return "unknown error";
+  return enum_name<apply_error::none, apply_error::trailing_bytes>(
+    e,
+    {"no error", "bad integer (no base-64 digit, or above 2^32 - 1)",
+     "target length not followed by a newline", "target length above the limit", "unknown command",
+     "copy command not terminated by ','", "copy extends past the end of the source",
+     "insert extends past the end of the delta", "commands give more bytes than the target length",
+     "target shorter than its announced length", "checksum mismatch",
+     "delta ends before its checksum", "bytes after the checksum"},
+    "unknown error");
 }
 
 } // namespace herald::net::fossil

@@ -1,5 +1,6 @@
 #include "net/wire/centrifugo/protocol.hpp"
 
+#include "net/wire/enum_names.hpp"
 #include "net/wire/json_input.hpp"
 #include "net/wire/ws/frame_codec.hpp"
 
@@ -177,35 +178,12 @@ json reply(std::uint32_t id, const char* name, json body) {
 } // namespace
 
 std::string_view message_of(error_code c) noexcept {
-  switch (c) {
-  case error_code::internal:
-    return "internal server error";
-  case error_code::unauthorized:
-    return "unauthorized";
-  case error_code::unknown_channel:
-    return "unknown channel";
-  case error_code::permission_denied:
-    return "permission denied";
-  case error_code::method_not_found:
-    return "method not found";
-  case error_code::already_subscribed:
-    return "already subscribed";
-  case error_code::limit_exceeded:
-    return "limit exceeded";
-  case error_code::bad_request:
-    return "bad request";
-  case error_code::not_available:
-    return "not available";
-  case error_code::token_expired:
-    return "token expired";
-  case error_code::expired:
-    return "expired";
-  case error_code::too_many_requests:
-    return "too many requests";
-  case error_code::unrecoverable_position:
-    return "unrecoverable position";
-  }
-  return "internal server error";
+  return enum_name<error_code::internal, error_code::unrecoverable_position>(
+    c,
+    {"internal server error", "unauthorized", "unknown channel", "permission denied",
+     "method not found", "already subscribed", "limit exceeded", "bad request", "not available",
+     "token expired", "expired", "too many requests", "unrecoverable position"},
+    "internal server error");
 }
 
 error_code error_for(errc e) noexcept {

@@ -26,22 +26,25 @@
 namespace herald::net::centrifugo {
 
 /// Centrifugo's client error codes (client.proto `Error.code`; the numbers
-/// are Centrifugo's, 100-112).
+/// are Centrifugo's, 100-112, in this order without holes: message_of()
+/// names them from one table).
 enum class error_code : std::uint32_t {
   internal = 100,
-  unauthorized = 101,
-  unknown_channel = 102,
-  permission_denied = 103,
-  method_not_found = 104,
-  already_subscribed = 105,
-  limit_exceeded = 106,
-  bad_request = 107,
-  not_available = 108,
-  token_expired = 109,
-  expired = 110,
-  too_many_requests = 111,
-  unrecoverable_position = 112,
+  unauthorized,           ///< 101
+  unknown_channel,        ///< 102
+  permission_denied,      ///< 103
+  method_not_found,       ///< 104
+  already_subscribed,     ///< 105
+  limit_exceeded,         ///< 106
+  bad_request,            ///< 107
+  not_available,          ///< 108
+  token_expired,          ///< 109
+  expired,                ///< 110
+  too_many_requests,      ///< 111
+  unrecoverable_position, ///< 112
 };
+static_assert(static_cast<std::uint32_t>(error_code::bad_request) == 107 &&
+              static_cast<std::uint32_t>(error_code::unrecoverable_position) == 112);
 
 /// Centrifugo's text for `c` ("permission denied", ...).
 std::string_view message_of(error_code c) noexcept;
