@@ -1,5 +1,6 @@
 #include "net/obs/metrics.hpp"
 #include "net/obs/metrics_redis.hpp"
+#include "net/wire/enum_names.hpp"
 
 #include <dirent.h>
 #include <sys/resource.h>
@@ -350,27 +351,12 @@ void set_redis_up(bool up) noexcept {
 }
 
 std::string_view to_string(redis_problem p) noexcept {
-  switch (p) {
-  case redis_problem::none:
-    return "none";
-  case redis_problem::connection_refused:
-    return "connection_refused";
-  case redis_problem::timeout:
-    return "timeout";
-  case redis_problem::resolve:
-    return "resolve";
-  case redis_problem::auth:
-    return "auth";
-  case redis_problem::noperm:
-    return "noperm";
-  case redis_problem::replicas:
-    return "replicas";
-  case redis_problem::cluster:
-    return "cluster";
-  case redis_problem::other:
-    return "other";
-  }
-  return "other";
+  static_assert(static_cast<std::size_t>(redis_problem::other) + 1 == redis_problem_count);
+  return enum_name<redis_problem::none, redis_problem::other>(
+    p,
+    {"none", "connection_refused", "timeout", "resolve", "auth", "noperm", "replicas", "cluster",
+     "other"},
+    "other");
 }
 
 redis_problem classify_redis_problem(std::string_view reason) noexcept {
@@ -466,19 +452,20 @@ std::string render() {
   auto t = sum_all();
   writer w;
   constexpr transport transports[] = {transport::sse, transport::ws};
+  // A family with one sample per transport, read from the slots from `base`.
+  auto per_transport = [&](const char* name, const char* type, const char* help, std::size_t base) {
+    w.family(name, type, help);
+    for (auto tr : transports)
+      w.sample(name, label("transport", to_string(tr)),
+               t.slots[base + static_cast<std::size_t>(tr)]);
+  };
 
   w.family("herald_build_info", "gauge", "Herald build information (always 1).");
   w.sample("herald_build_info", label("version", the_version), 1);
 
-  w.family("herald_connections", "gauge", "Open client connections.");
-  for (auto tr : transports)
-    w.sample("herald_connections", label("transport", to_string(tr)),
-             t.slots[s_connections + static_cast<std::size_t>(tr)]);
+  per_transport("herald_connections", "gauge", "Open client connections.", s_connections);
 
-  w.family("herald_connects_total", "counter", "Client connections opened.");
-  for (auto tr : transports)
-    w.sample("herald_connects_total", label("transport", to_string(tr)),
-             t.slots[s_connects + static_cast<std::size_t>(tr)]);
+  per_transport("herald_connects_total", "counter", "Client connections opened.", s_connects);
 
   w.family("herald_disconnects_total", "counter", "Client connections closed, by why they ended.");
   for (auto tr : transports)
@@ -497,24 +484,18 @@ std::string render() {
     w.sample("herald_publications_received_total", label("source", to_string(src)),
              t.slots[s_received + static_cast<std::size_t>(src)]);
 
-  w.family("herald_deliveries_total", "counter",
-           "Publications handed to a client connection (live and replayed).");
-  for (auto tr : transports)
-    w.sample("herald_deliveries_total", label("transport", to_string(tr)),
-             t.slots[s_delivered + static_cast<std::size_t>(tr)]);
+  per_transport("herald_deliveries_total", "counter",
+                "Publications handed to a client connection (live and replayed).", s_delivered);
 
-  w.family("herald_frames_written_total", "counter",
-           "Frames (SSE event blocks and comments, WebSocket messages) written to client sockets.");
-  for (auto tr : transports)
-    w.sample("herald_frames_written_total", label("transport", to_string(tr)),
-             t.slots[s_frames + static_cast<std::size_t>(tr)]);
+  per_transport(
+    "herald_frames_written_total", "counter",
+    "Frames (SSE event blocks and comments, WebSocket messages) written to client sockets.",
+    s_frames);
 
-  w.family("herald_bytes_written_total", "counter",
-           "Bytes written to client sockets after the handshake (SSE response head included; "
-           "WebSocket payload bytes).");
-  for (auto tr : transports)
-    w.sample("herald_bytes_written_total", label("transport", to_string(tr)),
-             t.slots[s_bytes + static_cast<std::size_t>(tr)]);
+  per_transport("herald_bytes_written_total", "counter",
+                "Bytes written to client sockets after the handshake (SSE response head included; "
+                "WebSocket payload bytes).",
+                s_bytes);
 
   w.family("herald_outbound_buffer_bytes", "gauge",
            "Bytes queued for clients and not yet written, summed over connections.");
