@@ -8,20 +8,24 @@
 
 namespace herald::net::http {
 
+bool parse_body_object(std::string_view body, nlohmann::json& doc, std::string& detail) {
+  std::string why;
+  // The body object itself is one level: its values may nest max_json_depth deep.
+  if (parse_client_json(body, doc, max_json_depth + 1, &why) && doc.is_object())
+    return true;
+  detail = why.rfind("duplicate key", 0) == 0
+             ? "the body has a " + why
+             : "the body must be a JSON object, with data nested at most " +
+                 std::to_string(max_json_depth) + " deep";
+  return false;
+}
+
 std::error_code parse_publish_request(std::string_view body, std::size_t max_channels,
                                       publish_request& out, std::string& detail,
                                       channel_repeats repeats) {
-  using nlohmann::json;
-  json doc;
-  // The body object itself is one level: `data` may nest max_json_depth deep.
-  std::string why;
-  if (!parse_client_json(body, doc, max_json_depth + 1, &why) || !doc.is_object()) {
-    detail = why.rfind("duplicate key", 0) == 0
-               ? "the body has a " + why
-               : "the body must be a JSON object, with data nested at most " +
-                   std::to_string(max_json_depth) + " deep";
+  nlohmann::json doc;
+  if (!parse_body_object(body, doc, detail))
     return errc::invalid_json;
-  }
   return read_publish_request(doc, max_channels, out, detail, repeats);
 }
 

@@ -49,6 +49,16 @@ bool is_valid_idempotency_key(std::string_view key) noexcept;
 std::error_code apply_idempotency_header(std::string_view header, publish_request& req,
                                          std::string& detail);
 
+/// Parses an HTTP request body that must be one JSON object (POST
+/// /v1/publish, Centrifugo's server API): parse_client_json with the object
+/// itself one level above `max_json_depth`, so its values may nest that
+/// deep. Never throws.
+/// @param detail on failure, why: the repeated key ("the body has a duplicate
+///        key ...") or what the body must be.
+/// @returns false (with `detail`) when the body is not such an object; the
+///          caller answers errc::invalid_json.
+bool parse_body_object(std::string_view body, nlohmann::json& doc, std::string& detail);
+
 /// How parse_publish_request treats a channel named twice.
 enum class channel_repeats { count_once, publish_each };
 

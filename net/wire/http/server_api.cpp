@@ -12,19 +12,6 @@ using nlohmann::json;
 
 namespace {
 
-bool read_body(std::string_view body, json& doc, std::string& detail) {
-  std::string why;
-  // The body object is one level: `data` may nest max_json_depth deep.
-  if (!parse_client_json(body, doc, max_json_depth + 1, &why) || !doc.is_object()) {
-    detail = why.rfind("duplicate key", 0) == 0
-               ? "the body has a " + why
-               : "the body must be a JSON object, with data nested at most " +
-                   std::to_string(max_json_depth) + " deep";
-    return false;
-  }
-  return true;
-}
-
 json position_result(const stream_position& p, std::string_view suppressed = {}) {
   json r{{"offset", p.offset}};
   if (!p.epoch.empty())
@@ -41,7 +28,7 @@ json position_result(const stream_position& p, std::string_view suppressed = {})
 std::error_code parse_api_publish(std::string_view body, bool broadcast, std::size_t max_channels,
                                   publish_request& out, std::string& detail) {
   json doc;
-  if (!read_body(body, doc, detail))
+  if (!parse_body_object(body, doc, detail))
     return errc::invalid_json;
   const char* names = broadcast ? "channels" : "channel";
   const char* other = broadcast ? "channel" : "channels";
@@ -58,11 +45,6 @@ std::error_code parse_api_publish(std::string_view body, bool broadcast, std::si
     detail = "\"skip_history\" is not supported: every publication is kept in history";
     return errc::invalid_request;
   }
-  auto data = doc.find("data");
-  if (data == doc.end()) {
-    detail = "\"data\" is required";
-    return errc::invalid_request;
-  }
   std::string event{default_api_event};
   publication_tags tags;
   if (auto t = doc.find("tags"); t != doc.end() && !t->is_null()) {
@@ -71,7 +53,9 @@ std::error_code parse_api_publish(std::string_view body, bool broadcast, std::si
       return errc::invalid_request;
   }
   // The same checks as POST /v1/publish, on the same shape.
-  json herald{{"event", std::move(event)}, {"data", std::move(*data)}};
+  json herald{{"event", std::move(event)}};
+  if (auto data = doc.find("data"); data != doc.end()) // any JSON value, null too
+    herald["data"] = std::move(*data);
   if (!tags.empty()) {
     json rest = json::object();
     for (auto& [k, v] : tags)
@@ -96,7 +80,7 @@ std::error_code parse_api_publish(std::string_view body, bool broadcast, std::si
 std::error_code parse_api_history(std::string_view body, history_request& out,
                                   std::string& detail) {
   json doc;
-  if (!read_body(body, doc, detail))
+  if (!parse_body_object(body, doc, detail))
     return errc::invalid_json;
   auto ch = doc.find("channel");
   if (ch == doc.end() || !ch->is_string()) {

@@ -110,3 +110,21 @@ TEST_CASE("api publish: tags.event is the event, the other tags travel with the 
                           detail) == errc::invalid_request);
   CHECK(detail.find("tag key") != std::string::npos);
 }
+
+TEST_CASE("api publish: the body's checks are /v1/publish's (data required, null allowed, one object)",
+          "[server_api]") {
+  std::string detail;
+  publish_request req;
+  CHECK(parse_api_publish(R"({"channel":"stream:1"})", false, 64, req, detail) ==
+        errc::invalid_request);
+  CHECK(detail.find("\"data\" is required") != std::string::npos);
+  publish_request null_data;
+  REQUIRE_FALSE(parse_api_publish(R"({"channel":"stream:1","data":null})", false, 64, null_data,
+                                  detail));
+  CHECK(null_data.data == "null");
+  CHECK(parse_api_publish(R"([1])", false, 64, req, detail) == errc::invalid_json);
+  CHECK(detail.find("must be a JSON object") != std::string::npos);
+  CHECK(parse_api_publish(R"({"channel":"stream:1","data":1,"data":2})", false, 64, req, detail) ==
+        errc::invalid_json);
+  CHECK(detail.find("duplicate key") != std::string::npos);
+}
