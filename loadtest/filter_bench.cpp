@@ -6,6 +6,7 @@
 // a few filter shapes, each over the publications below.
 //
 //   build/bin/herald-filter-bench [iterations]   (default 2,000,000 per case)
+#include "loadtest/counting_new.hpp" // counts every heap allocation of this thread
 #include "net/wire/tags_filter.hpp"
 
 #include <nlohmann/json.hpp>
@@ -18,31 +19,6 @@
 #include <string>
 #include <vector>
 
-namespace {
-std::atomic<std::size_t> allocations{0};
-} // namespace
-
-// Counts every heap allocation of the process (the timed loops must make none).
-// GCC 12 takes the free() in these replacements for a mismatch with the
-// replaced operator new (-Wmismatched-new-delete); the pairs are this file's own.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t n) {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  if (void* p = std::malloc(n == 0 ? 1 : n))
-    return p;
-  throw std::bad_alloc{};
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-// The nothrow forms too (Catch uses them), so that every delete frees what
-// this malloc-based new allocated (ASan checks the pairing).
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  allocations.fetch_add(1, std::memory_order_relaxed);
-  return std::malloc(n == 0 ? 1 : n);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
 
 namespace {
 
@@ -102,7 +78,7 @@ int main(int argc, char** argv) {
   std::printf("%-56s %10s %12s %8s\n", "filter", "ns/eval", "allocs/eval", "matched");
   for (const auto& c : cases) {
     std::size_t matched = 0;
-    const auto before = allocations.load();
+    const auto before = herald::loadtest::thread_allocations();
     const auto start = std::chrono::steady_clock::now();
     const long rounds = iterations / static_cast<long>(pubs.size());
     for (long r = 0; r < rounds; ++r)
@@ -111,7 +87,7 @@ int main(int argc, char** argv) {
         asm volatile("" : : "r"(matched) : "memory"); // keep every evaluation
       }
     const auto end = std::chrono::steady_clock::now();
-    const auto allocs = allocations.load() - before;
+    const auto allocs = herald::loadtest::thread_allocations() - before;
     const double evaluations = static_cast<double>(rounds) * static_cast<double>(pubs.size());
     const double ns = std::chrono::duration<double, std::nano>(end - start).count() / evaluations;
     std::printf("%-56s %10.1f %12.3f %7.0f%%\n", c.name, ns,

@@ -116,15 +116,6 @@ bool scan_ws_publication(std::string_view msg, std::string_view& channel,
   return parse_u64(msg.substr(off.size()), offset);
 }
 
-std::uint32_t fnv1a32(std::string_view s) noexcept {
-  std::uint32_t h = 2166136261u;
-  for (unsigned char c : s) {
-    h ^= c;
-    h *= 16777619u;
-  }
-  return h;
-}
-
 bool parse_cursor_entry(std::string_view text, cursor_entry& out) noexcept {
   if (text.size() < 12 || text[8] != '-')
     return false;

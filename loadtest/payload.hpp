@@ -54,10 +54,6 @@ bool scan_ws_publication(std::string_view msg, std::string_view& channel,
 /// Parses a decimal unsigned integer at the start of `s`; false if none.
 bool parse_u64(std::string_view s, std::uint64_t& out) noexcept;
 
-/// FNV-1a 32-bit hash of a channel name: the channel hash of an SSE cursor
-/// entry (docs/protocol.md, "SSE cursor").
-std::uint32_t fnv1a32(std::string_view s) noexcept;
-
 /// One entry of an SSE cursor: `<hash 8 hex>-<epoch>-<offset>`.
 struct cursor_entry {
   std::uint32_t hash = 0;

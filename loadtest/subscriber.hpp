@@ -70,7 +70,7 @@ struct subscriber_context {
 
   asio::io_context& ioc;
   std::vector<std::string> channel_names;               ///< by channel id
-  std::vector<std::uint32_t> channel_hashes;            ///< FNV-1a of each name, by id
+  std::vector<std::uint32_t> channel_hashes;            ///< net::sse::channel_hash of each name, by id
   std::vector<char> buf = std::vector<char>(64 * 1024); ///< shared read buffer
   delivery_counters counters;
   histogram latency;                            ///< publish-to-receive, ns, whole run

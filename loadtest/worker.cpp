@@ -4,6 +4,7 @@
 #include "loadtest/histogram.hpp"
 #include "loadtest/proc_sampler.hpp"
 #include "loadtest/subscriber.hpp"
+#include "net/wire/sse/cursor.hpp"
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/read_until.hpp>
@@ -107,7 +108,7 @@ public:
     ctx_.rng.seed(cfg_.plan.seed ^ (static_cast<std::uint64_t>(cfg_.worker) << 40));
     ctx_.channel_names = cfg_.plan.names();
     for (const auto& n : ctx_.channel_names)
-      ctx_.channel_hashes.push_back(fnv1a32(n));
+      ctx_.channel_hashes.push_back(net::sse::channel_hash(n));
     build_subscribers();
   }
 

@@ -4,6 +4,8 @@
 // offered on request and then inflated (zlib), no context takeover.
 #pragma once
 
+#include "net/wire/ws/frame_codec.hpp"
+
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -11,15 +13,8 @@
 
 namespace herald::loadtest::ws {
 
-/// WebSocket opcodes (RFC 6455 section 5.2).
-enum class opcode : std::uint8_t {
-  continuation = 0x0,
-  text = 0x1,
-  binary = 0x2,
-  close = 0x8,
-  ping = 0x9,
-  pong = 0xA,
-};
+/// WebSocket opcodes (RFC 6455 section 5.2): the server's own enum.
+using opcode = net::ws::opcode;
 
 /// The HTTP/1.1 upgrade request for `path` on `host` ("host:port") with the
 /// base64 `key` (16 random bytes encoded, see make_key); with `deflate` it

@@ -179,8 +179,6 @@ TEST_CASE("SSE cursors parse into entries") {
   REQUIRE(got[1].offset == 3);
   REQUIRE_FALSE(for_each_cursor_entry("nothex00-e-1", [](const cursor_entry&) {}));
   REQUIRE_FALSE(for_each_cursor_entry("", [](const cursor_entry&) {}));
-  REQUIRE(fnv1a32("") == 2166136261u);
-  REQUIRE(fnv1a32("a") == 0xe40c292cu);
 }
 
 TEST_CASE("response heads") {

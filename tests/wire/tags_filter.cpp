@@ -2,6 +2,8 @@
 // operator, the trees it refuses and its limits.
 #include "net/wire/tags_filter.hpp"
 
+#include "loadtest/counting_new.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -12,30 +14,7 @@
 
 // Counts this thread's heap allocations, so a test can show that evaluation
 // makes none (the whole test executable allocates through here).
-namespace {
-thread_local std::size_t allocations = 0;
-} // namespace
-
-// GCC 12 takes the free() in these replacements for a mismatch with the
-// replaced operator new (-Wmismatched-new-delete); the pairs are this file's own.
-#pragma GCC diagnostic push
-#pragma GCC diagnostic ignored "-Wmismatched-new-delete"
-void* operator new(std::size_t n) {
-  ++allocations;
-  if (void* p = std::malloc(n == 0 ? 1 : n))
-    return p;
-  throw std::bad_alloc{};
-}
-void operator delete(void* p) noexcept { std::free(p); }
-void operator delete(void* p, std::size_t) noexcept { std::free(p); }
-// The nothrow forms too (Catch uses them), so that every delete frees what
-// this malloc-based new allocated (ASan checks the pairing).
-void* operator new(std::size_t n, const std::nothrow_t&) noexcept {
-  ++allocations;
-  return std::malloc(n == 0 ? 1 : n);
-}
-void operator delete(void* p, const std::nothrow_t&) noexcept { std::free(p); }
-#pragma GCC diagnostic pop
+using herald::loadtest::thread_allocations;
 
 using herald::net::publication_tags;
 using herald::net::tags_filter;
@@ -298,16 +277,16 @@ TEST_CASE("tags_filter: evaluation allocates nothing", "[tags_filter]") {
       {"key":"memo","cmp":"ct","val":"-j"}]})");
   const publication_tags long_values{{"amount", std::string(200, '7')},
                                      {"memo", std::string(200, 'm')}};
-  const auto before = allocations;
+  const auto before = thread_allocations();
   bool any = false;
   for (int i = 0; i < 100; ++i) {
     any |= f->matches("withdrawn", tags);
     any |= f->matches("trade", long_values);
     any |= f->matches(std::string_view{}, {});
   }
-  CHECK(allocations == before);
+  CHECK(thread_allocations() == before);
   CHECK(any);
   // The counter does count (the check above can fail).
   auto copy = std::make_unique<std::string>(300, 'x');
-  CHECK(allocations > before);
+  CHECK(thread_allocations() > before);
 }
