@@ -21,10 +21,10 @@
 
 #include "net/asio.hpp"
 #include "net/redis/backend.hpp"
-#include "net/redis/connection.hpp"
-#include "net/redis/replica_check.hpp"
 #include "net/redis/script_reply.hpp"
-#include "net/redis/subscriber.hpp"
+#include "net/redis/url.hpp"
+#include "net/wire/channel_class.hpp"
+#include "net/wire/history_bounds.hpp"
 
 #include <chrono>
 #include <functional>
@@ -34,7 +34,9 @@
 
 namespace herald::net::redis {
 
-class client : public backend, public std::enable_shared_from_this<client> {
+/// The single-server backend's options and factory (the backend itself is
+/// private to client.cpp: callers hold it as a `backend`).
+class client {
 public:
   struct options {
     url target;                                    ///< parsed --redis-url
@@ -54,45 +56,8 @@ public:
     std::shared_ptr<const channel_classes> classes;
   };
 
-  /// Makes a client on a new strand of `ioc`. Call start() to connect.
-  static std::shared_ptr<client> create(asio::io_context& ioc, options opts);
-
-  void publish(const std::string& channel, const publish_args& args,
-               std::function<void(publish_result)> done) override;
-  void probe_write(std::function<void(publish_result)> done) override;
-  void sync(const std::string& channel, std::uint64_t after, const std::string& epoch,
-            std::uint64_t delivered, std::function<void(sync_result)> done) override;
-  void watch(const std::string& channel) override;
-  void unwatch(const std::string& channel) override;
-  void start() override;
-  void stop() override;
-
-private:
-  client(asio::io_context& ioc, options opts);
-  static constexpr std::size_t npos = static_cast<std::size_t>(-1);
-  /// Index of a connected command connection (round robin), or npos.
-  std::size_t pick();
-  script_settings settings() const;
-  void update_state(const std::string& reason);
-  /// While not up: an attempt failed; calls on_still_down when the reason
-  /// is not the one reported last.
-  void report_still_down(const std::string& reason);
-  friend class replica_watch;
-  /// --redis-wait-replicas, every second (replicas_): while up, checks the
-  /// master on a connected command connection (check_master_replicas).
-  /// @returns false when it cannot check now.
-  bool check_replicas(replica_watch::done_fn done);
-
-  asio::strand<asio::io_context::executor_type> strand_;
-  options opts_;
-  std::vector<std::shared_ptr<connection>> pool_;
-  std::vector<script_id> publish_script_, sync_script_;
-  std::shared_ptr<subscriber> subscriber_;
-  std::size_t next_ = 0;
-  bool up_ = false;
-  bool stopped_ = false;
-  std::string last_still_down_;             ///< the reason given last by on_down / on_still_down
-  std::shared_ptr<replica_watch> replicas_; ///< with --redis-wait-replicas only
+  /// Makes the backend on a new strand of `ioc`. Call start() to connect.
+  static std::shared_ptr<backend> create(asio::io_context& ioc, options opts);
 };
 
 } // namespace herald::net::redis
