@@ -65,20 +65,20 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
   // password, an ACL refusal) in the log, in /readyz and in
   // herald_redis_down_reason.
   st.backend->on_still_down = [status = st.status](const std::string& reason) {
-    if (status->ready)
+    if (status->ready.ok())
       return;
-    status->set(false, "Redis unreachable: " + reason);
+    status->ready.set(false, "Redis unreachable: " + reason);
     net::metrics::set_redis_problem(net::metrics::classify_redis_problem(reason));
     spdlog::warn("redis: not connected: {} (retrying with backoff)", reason);
   };
   st.backend->on_replicas = [status = st.status](bool ok, const std::string& why) {
-    status->set_replicas(ok, ok ? std::string{} : "Redis replicas: " + why);
+    status->replicas.set(ok, ok ? std::string{} : "Redis replicas: " + why);
     if (ok) {
-      if (status->ready)
+      if (status->ready.ok())
         net::metrics::set_redis_problem(net::metrics::redis_problem::none);
       spdlog::info("redis: replicas in sync (--redis-wait-replicas)");
     } else {
-      if (status->ready)
+      if (status->ready.ok())
         net::metrics::set_redis_problem(net::metrics::redis_problem::replicas);
       spdlog::warn("redis: not ready for --redis-wait-replicas: {}", why);
     }
@@ -191,9 +191,9 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       // after a failover, maxmemory, a script error, CROSSSLOT) is not ready
       // until a write succeeds again (a publish, or the probe below).
       auto& st = self->state;
-      if (ok == st.status->writable.load())
+      if (ok == st.status->writable.ok())
         return;
-      st.status->set_writable(ok, ok ? std::string{} : "Redis refuses writes: " + error);
+      st.status->writable.set(ok, ok ? std::string{} : "Redis refuses writes: " + error);
       net::metrics::set_redis_writable(ok);
       if (ok) {
         spdlog::info("redis: writes succeed again");
@@ -207,7 +207,7 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
     },
     [self](write_probe_atom) {
       auto& st = self->state;
-      if (st.status->writable.load()) {
+      if (st.status->writable.ok()) {
         st.probing = false;
         return;
       }
@@ -219,9 +219,9 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       self->delayed_send(self, write_probe_interval, write_probe_atom_v);
     },
     [self](redis_up_atom) {
-      self->state.status->set(true, "ok");
+      self->state.status->ready.set(true, "ok");
       net::metrics::set_redis_up(true);
-      net::metrics::set_redis_problem(self->state.status->replicas
+      net::metrics::set_redis_problem(self->state.status->replicas.ok()
                                         ? net::metrics::redis_problem::none
                                         : net::metrics::redis_problem::replicas);
       spdlog::info("redis: connected; {} channel(s) watched", self->state.watchers.size());
@@ -230,7 +230,7 @@ caf::behavior redis_gateway(gateway_pointer self, std::shared_ptr<net::redis::ba
       auto& st = self->state;
       st.confirmed.clear();
       ++st.status->reconnects;
-      st.status->set(false, "Redis unreachable: " + reason);
+      st.status->ready.set(false, "Redis unreachable: " + reason);
       net::metrics::set_redis_up(false);
       net::metrics::set_redis_problem(net::metrics::classify_redis_problem(reason));
       net::metrics::redis_reconnect();

@@ -28,49 +28,42 @@
 
 namespace herald::actors {
 
-/// Readiness shared between the gateway (writer) and /readyz (reader).
-struct cluster_status {
-  std::atomic<bool> ready{false};   ///< the Redis connections are up
-  std::atomic<bool> writable{true}; ///< the last write Redis answered succeeded
-  std::atomic<std::uint64_t> reconnects{0};
-  mutable std::mutex mtx;
-  std::string reason = "connecting to Redis";
-
-  void set(bool up, std::string why) {
-    std::lock_guard<std::mutex> g{mtx};
-    reason = std::move(why);
-    ready = up;
+/// A condition that holds or not, with the one-line reason it does not (or
+/// the last word on it), written by the gateway and read by /readyz on other
+/// threads. `ok()` is lock-free; the reason is copied under a mutex.
+class status_condition {
+public:
+  explicit status_condition(bool ok, std::string why = {})
+    : ok_(ok),
+      reason_(std::move(why)) {}
+  void set(bool ok, std::string why) {
+    std::lock_guard<std::mutex> g{mtx_};
+    reason_ = std::move(why);
+    ok_ = ok;
   }
+  bool ok() const noexcept { return ok_.load(); }
   std::string why() const {
-    std::lock_guard<std::mutex> g{mtx};
-    return reason;
-  }
-  /// Redis refused a write (`why`: its error), or stored one (`why` empty).
-  void set_writable(bool ok, std::string why) {
-    std::lock_guard<std::mutex> g{mtx};
-    write_reason = std::move(why);
-    writable = ok;
-  }
-  std::string write_why() const {
-    std::lock_guard<std::mutex> g{mtx};
-    return write_reason;
-  }
-  /// --redis-wait-replicas: enough replicas in sync for a publish to be
-  /// acknowledged (true without the requirement), or what is missing.
-  std::atomic<bool> replicas{true};
-  void set_replicas(bool ok, std::string why) {
-    std::lock_guard<std::mutex> g{mtx};
-    replicas_reason = std::move(why);
-    replicas = ok;
-  }
-  std::string replicas_why() const {
-    std::lock_guard<std::mutex> g{mtx};
-    return replicas_reason;
+    std::lock_guard<std::mutex> g{mtx_};
+    return reason_;
   }
 
 private:
-  std::string write_reason;
-  std::string replicas_reason;
+  std::atomic<bool> ok_;
+  mutable std::mutex mtx_;
+  std::string reason_;
+};
+
+/// Readiness shared between the gateway (writer) and /readyz (reader).
+struct cluster_status {
+  /// The Redis connections are up ("ok"), or why not.
+  status_condition ready{false, "connecting to Redis"};
+  /// The last write Redis answered succeeded, or the refusal ("Redis refuses
+  /// writes: ...").
+  status_condition writable{true};
+  /// --redis-wait-replicas: enough replicas in sync for a publish to be
+  /// acknowledged (true without the requirement), or what is missing.
+  status_condition replicas{true};
+  std::atomic<std::uint64_t> reconnects{0};
 };
 
 struct gateway_state {

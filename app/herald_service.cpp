@@ -136,7 +136,7 @@ std::string herald_service::health() {
       off.push_back("publish API key");
   }
   if (status_) {
-    j["redis"] = status_->ready ? "up" : "down";
+    j["redis"] = status_->ready.ok() ? "up" : "down";
     j["redis_reconnects"] = status_->reconnects.load();
     // A Redis Cluster: each node's state as this instance sees it.
     if (auto nodes = net::metrics::redis_nodes(); !nodes.empty())
@@ -152,16 +152,16 @@ bool herald_service::ready(std::string& reason) {
   }
   if (!status_)
     return true;
-  if (!status_->ready) {
-    reason = status_->why();
+  if (!status_->ready.ok()) {
+    reason = status_->ready.why();
     return false;
   }
-  if (!status_->writable) {
-    reason = status_->write_why();
+  if (!status_->writable.ok()) {
+    reason = status_->writable.why();
     return false;
   }
-  if (!status_->replicas) {
-    reason = status_->replicas_why();
+  if (!status_->replicas.ok()) {
+    reason = status_->replicas.why();
     return false;
   }
   return true;
