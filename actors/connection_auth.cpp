@@ -23,14 +23,6 @@ void send_text(connection_state& st, std::string text) {
   st.sink->send(std::move(text));
 }
 
-void close_with(connection_pointer self, net::close_request req) {
-  auto& st = self->state;
-  if (st.closing)
-    return;
-  st.closing = true;
-  st.sink->close(std::move(req));
-}
-
 // Arms the expiry timers of the current token. Timers of an older token
 // carry an older generation and are ignored when they fire.
 // Timers are armed for at most this long; a later expiry re-arms them when
@@ -136,7 +128,7 @@ void auth_command(connection_pointer self, const ws::command& cmd) {
       return;
     }
     if (err != net::auth::token_error::none) {
-      close_with(self, {net::close_reason::auth,
+      close_client(self, {net::close_reason::auth,
                         info(errc::unauthorized).close_code,
                         std::string{net::auth::to_string(err)}});
       return;
@@ -180,7 +172,7 @@ void auth_on_wait_over(connection_pointer self) {
   auto& st = self->state;
   if (st.who.authenticated || st.closing)
     return;
-  close_with(self, {net::close_reason::auth,
+  close_client(self, {net::close_reason::auth,
                     info(errc::unauthorized).close_code,
                     "authentication timeout: send connect with a token first"});
 }
@@ -207,7 +199,7 @@ void auth_on_expired(connection_pointer self, std::uint64_t generation) {
     return;
   }
   // 4002; the session's codec says it (SSE: a last herald.token_expired event).
-  close_with(self,
+  close_client(self,
              {net::close_reason::auth, info(errc::token_expired).close_code, "token expired"});
 }
 
