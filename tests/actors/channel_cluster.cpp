@@ -59,6 +59,12 @@ struct fixture : test::actor_fixture {
     return s;
   }
 
+  // The gateway confirms the channel's watch (Redis SUBSCRIBE answered).
+  void confirm_watch() {
+    self->send(ch, watching_atom_v);
+    sched.run();
+  }
+
   void synced(std::string epoch, std::uint64_t head, std::vector<publication_ptr> entries) {
     sync_result r;
     r.ok = true;
@@ -111,8 +117,7 @@ CAF_TEST(a position query the channel cannot answer from a mirror goes to the ga
   query(2);
   CAF_CHECK_EQUAL(gateway().queries.size(), 2u);
   // Synced: the mirror answers, the gateway sees nothing more.
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   synced("r1", 3, {pub("r1", 1), pub("r1", 2), pub("r1", 3)});
   query(2);
   CAF_CHECK_EQUAL(gateway().queries.size(), 2u);
@@ -126,8 +131,7 @@ CAF_TEST(the first subscriber waits for the watch and the sync) {
   auto s = subscribe(net::stream_position{"r1", 1});
   CAF_CHECK_EQUAL(gateway().watches, std::vector<std::string>{"stream:7"});
   CAF_CHECK(sub(s).answers.empty());
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   CAF_CHECK_EQUAL(gateway().syncs, offsets_t{0});
   synced("r1", 3, {pub("r1", 1), pub("r1", 2), pub("r1", 3)});
   CAF_REQUIRE_EQUAL(sub(s).answers.size(), 1u);
@@ -141,8 +145,7 @@ CAF_TEST(the first subscriber waits for the watch and the sync) {
 
 CAF_TEST(live publications during the first sync are merged without duplicates) {
   auto s = subscribe();
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   remote(pub("r1", 3)); // arrives while the sync is on its way
   remote(pub("r1", 4));
   synced("r1", 3, {pub("r1", 1), pub("r1", 2), pub("r1", 3)});
@@ -155,8 +158,7 @@ CAF_TEST(live publications during the first sync are merged without duplicates) 
 
 CAF_TEST(a gap is filled from the stream before going on) {
   auto s = subscribe();
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   synced("r1", 2, {pub("r1", 1), pub("r1", 2)});
   remote(pub("r1", 3));
   remote(pub("r1", 6)); // 4 and 5 were lost on the way
@@ -170,12 +172,10 @@ CAF_TEST(a gap is filled from the stream before going on) {
 
 CAF_TEST(a reconfirmed watch syncs again and fills what was missed) {
   auto s = subscribe();
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   synced("r1", 1, {pub("r1", 1)});
   // Redis went away and came back: the gateway confirms the watch again.
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   CAF_CHECK_EQUAL(gateway().syncs, (offsets_t{0, 1}));
   synced("r1", 3, {pub("r1", 2), pub("r1", 3)});
   CAF_CHECK_EQUAL(offsets(s), (offsets_t{2, 3}));
@@ -183,8 +183,7 @@ CAF_TEST(a reconfirmed watch syncs again and fills what was missed) {
 
 CAF_TEST(a new epoch in Redis is adopted from its start) {
   auto s = subscribe();
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   synced("r1", 2, {pub("r1", 1), pub("r1", 2)});
   remote(pub("r2", 1));
   CAF_CHECK_EQUAL(gateway().syncs, (offsets_t{0, 0}));
@@ -197,8 +196,7 @@ CAF_TEST(a new epoch in Redis is adopted from its start) {
 
 CAF_TEST(the last subscriber leaving stops the watch) {
   auto s = subscribe();
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   synced("r1", 1, {pub("r1", 1)});
   self->send(ch, unsub_atom_v, s);
   sched.run();
@@ -212,8 +210,7 @@ CAF_TEST(the last subscriber leaving stops the watch) {
 
 CAF_TEST(a failed sync is retried until it succeeds) {
   auto s = subscribe();
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   sync_result failed;
   failed.ok = false;
   failed.error = "not connected";
@@ -232,8 +229,7 @@ CAF_TEST(a failed sync is retried until it succeeds) {
 
 CAF_TEST(an offset issued again for another publication makes the channel check its head) {
   auto s = subscribe();
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   synced("r1", 3, {pub("r1", 1), pub("r1", 2), pub("r1", 3)});
   CAF_CHECK_EQUAL(gateway().positions.back(), (std::pair<std::string, std::uint64_t>{"", 0}));
   remote(pub("r1", 3)); // a duplicate of what we hold: nothing to check
@@ -259,14 +255,12 @@ CAF_TEST(an offset issued again for another publication makes the channel check 
 
 CAF_TEST(a channel that comes back to a known epoch sends what it delivered) {
   auto s = subscribe();
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   synced("r1", 5, {});
   self->send(ch, unsub_atom_v, s);
   sched.run();
   auto t = subscribe(net::stream_position{"r1", 5});
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   CAF_CHECK_EQUAL(gateway().positions.back(), (std::pair<std::string, std::uint64_t>{"r1", 5}));
   // Redis moved it to a new epoch: the cursor at r1-5 gets the gap.
   synced("r9", 0, {});
@@ -277,8 +271,7 @@ CAF_TEST(a channel that comes back to a known epoch sends what it delivered) {
 CAF_TEST(an epoch the channel left coming back from Redis is retired and never reissued) {
   using position = std::pair<std::string, std::uint64_t>;
   auto s = subscribe();
-  self->send(ch, watching_atom_v);
-  sched.run();
+  confirm_watch();
   synced("r1", 0, {});
   for (std::uint64_t o = 1; o <= 5; ++o)
     remote(pub("r1", o));

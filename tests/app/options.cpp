@@ -19,6 +19,7 @@
 #include <regex>
 #include <set>
 #include <fstream>
+#include <optional>
 #include <sstream>
 #include <unistd.h>
 
@@ -66,6 +67,18 @@ run load(config& cfg, std::vector<std::string> args, environment env = {}) {
   r.err = err.str();
   return r;
 }
+
+// A --dump-config output read back as a config file into `cfg` (a fresh
+// config) dumps the same text again. A macro so that a failure names the
+// test's line.
+#define CHECK_DUMP_READS_BACK(dump, cfg)                                                          \
+  do {                                                                                           \
+    temp_file ini_{dump};                                                                        \
+    auto again_ = load(cfg, {"--dump-config", "--config-file=" + ini_.path});                    \
+    INFO(again_.err);                                                                            \
+    REQUIRE(again_.result == startup::exit_success);                                             \
+    CHECK(again_.out == (dump));                                                                 \
+  } while (false)
 
 } // namespace
 
@@ -164,20 +177,77 @@ TEST_CASE("options added later (secrets) come from the environment too") {
   CHECK(cfg.api_key == "k-123-k-123-k-123-k-123");
 }
 
+// One bad value each, from each source: start-up fails and the error names
+// the option (or what is wrong) and where the value came from.
 TEST_CASE("bad values stop start-up naming the option and the source") {
-  SECTION("command line: unparsable") {
+  struct bad_value {
+    const char* what;
+    std::vector<std::string> args;
+    environment env;
+    std::string ini; ///< a config file's text ("": none); {file} in `says` is its path
+    std::vector<std::string> says;
+  };
+  const bad_value cases[] = {
+    {"command line: unparsable", {"--port=abc"}, {}, "", {"--port", "command line"}},
+    {"command line: out of range", {"--port=70000"}, {}, "", {"--port"}},
+    {"command line: stray argument",
+     {"--port=1", "extra"},
+     {},
+     "",
+     {"unexpected argument 'extra'"}},
+    {"environment",
+     {},
+     {{"HERALD_CLIENT_MAX_BUFFER", "-5"}},
+     "",
+     {"--client-max-buffer (environment variable HERALD_CLIENT_MAX_BUFFER)"}},
+    {"environment alias", {}, {{"PORT", "http"}}, "", {"environment variable PORT"}},
+    {"file: missing explicit file",
+     {"--config-file=/nonexistent/herald.ini"},
+     {},
+     "",
+     {"cannot open config file '/nonexistent/herald.ini'"}},
+    {"validate() failures name the source of the value",
+     {},
+     {{"HERALD_LOG_FORMAT", "xml"}},
+     "",
+     {"--log-format must be text or json (from environment variable HERALD_LOG_FORMAT)"}},
+    {"file: wrong type, with section",
+     {},
+     {},
+     "[global]\nport=70000\n",
+     {"port", "config file {file}"}},
+    {"file: unknown option",
+     {},
+     {},
+     "[scheduler]\nmax-treads=2\n",
+     {"unknown option scheduler.max-treads in section [scheduler] (config file {file}, line 2)"}},
+    {"file: a string without quotes, with its line",
+     {},
+     {},
+     "[global]\nhost=unquoted\n",
+     {"herald: bad value 'unquoted' for host: expected string in double quotes, e.g. "
+      "host=\"...\" (config file {file}, line 2)"}},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.what);
+    std::optional<temp_file> ini;
+    auto args = c.args;
+    if (!c.ini.empty()) {
+      ini.emplace(c.ini);
+      args.push_back("--config-file=" + ini->path);
+    }
     config cfg;
-    auto r = load(cfg, {"--port=abc"});
+    auto r = load(cfg, args, c.env);
     CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("--port") != std::string::npos);
-    CHECK(r.err.find("command line") != std::string::npos);
+    for (auto says : c.says) {
+      if (auto at = says.find("{file}"); at != std::string::npos)
+        says.replace(at, 6, ini->path);
+      CHECK(r.err.find(says) != std::string::npos);
+    }
   }
-  SECTION("command line: out of range") {
-    config cfg;
-    auto r = load(cfg, {"--port=70000"});
-    CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("--port") != std::string::npos);
-  }
+}
+
+TEST_CASE("bad values from several places or with a history stop start-up, each named") {
   SECTION("command line: unknown option") {
     config cfg;
     auto r = load(cfg, {"--no-such-option=1"});
@@ -208,25 +278,6 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
           std::string::npos);
     CHECK(f.err.find("line 4); did you mean port (") != std::string::npos);
   }
-  SECTION("command line: stray argument") {
-    config cfg;
-    auto r = load(cfg, {"--port=1", "extra"});
-    CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("unexpected argument 'extra'") != std::string::npos);
-  }
-  SECTION("environment") {
-    config cfg;
-    auto r = load(cfg, {}, {{"HERALD_CLIENT_MAX_BUFFER", "-5"}});
-    CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("--client-max-buffer (environment variable HERALD_CLIENT_MAX_BUFFER)") !=
-          std::string::npos);
-  }
-  SECTION("environment alias") {
-    config cfg;
-    auto r = load(cfg, {}, {{"PORT", "http"}});
-    CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("environment variable PORT") != std::string::npos);
-  }
   SECTION("environment: a secret's value is never echoed") {
     struct num_secret_config : config {
       std::size_t token_ttl = 1;
@@ -239,31 +290,6 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     CHECK(r.result == startup::exit_failure);
     CHECK(r.err.find("HERALD_TOKEN_TTL") != std::string::npos);
     CHECK(r.err.find("SECRET") == std::string::npos);
-  }
-  SECTION("file: wrong type, with section") {
-    temp_file ini{"[global]\nport=70000\n"};
-    config cfg;
-    auto r = load(cfg, {"--config-file=" + ini.path});
-    CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("port") != std::string::npos);
-    CHECK(r.err.find("config file " + ini.path) != std::string::npos);
-  }
-  SECTION("file: unknown option") {
-    temp_file ini{"[scheduler]\nmax-treads=2\n"};
-    config cfg;
-    auto r = load(cfg, {"--config-file=" + ini.path});
-    CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("unknown option scheduler.max-treads in section [scheduler] (config file " +
-                     ini.path + ", line 2)") != std::string::npos);
-  }
-  SECTION("file: a string without quotes, with its line") {
-    temp_file ini{"[global]\nhost=unquoted\n"};
-    config cfg;
-    auto r = load(cfg, {"--config-file=" + ini.path});
-    CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("herald: bad value 'unquoted' for host: expected string in double quotes, "
-                     "e.g. host=\"...\" (config file " +
-                     ini.path + ", line 2)") != std::string::npos);
   }
   SECTION("file: an empty value is reported on its own line, in plain words") {
     // Was: "parser_error(unexpected_newline, ...line 3)" for line 2.
@@ -299,12 +325,6 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
                      "e.g. policy='...' " +
                      at(10)) != std::string::npos);
   }
-  SECTION("file: missing explicit file") {
-    config cfg;
-    auto r = load(cfg, {"--config-file=/nonexistent/herald.ini"});
-    CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("cannot open config file '/nonexistent/herald.ini'") != std::string::npos);
-  }
   SECTION("file from HERALD_CONFIG_FILE") {
     temp_file ini{"[global]\nhistory-size=0\n"};
     config cfg;
@@ -312,13 +332,6 @@ TEST_CASE("bad values stop start-up naming the option and the source") {
     CHECK(r.result == startup::exit_failure); // validate(): must be greater than 0
     CHECK(r.err.find("--history-size must be greater than 0 (from config file " + ini.path +
                      ", line 2)") != std::string::npos);
-  }
-  SECTION("validate() failures name the source of the value") {
-    config cfg;
-    auto r = load(cfg, {}, {{"HERALD_LOG_FORMAT", "xml"}});
-    CHECK(r.result == startup::exit_failure);
-    CHECK(r.err.find("--log-format must be text or json (from environment variable "
-                     "HERALD_LOG_FORMAT)") != std::string::npos);
   }
   SECTION("every bad source is reported in one run") {
     config cfg;
@@ -406,12 +419,8 @@ TEST_CASE("dump-config prints the effective configuration, readable back, secret
   test_config plain;
   auto first = load(plain, {"--dump-config", "--history-size=7", "--host=1.2.3.4"});
   REQUIRE(first.result == startup::exit_success);
-  temp_file ini{first.out};
   test_config again;
-  auto second = load(again, {"--dump-config", "--config-file=" + ini.path});
-  INFO(second.err);
-  REQUIRE(second.result == startup::exit_success);
-  CHECK(second.out == first.out);
+  CHECK_DUMP_READS_BACK(first.out, again);
 }
 
 TEST_CASE("version and help only print") {
@@ -438,14 +447,14 @@ TEST_CASE("URL passwords and secret names") {
 
 TEST_CASE("secret options are named, not guessed from their names") {
   test_config cfg;
-  CHECK(is_secret(cfg, "jwt-secret"));
-  CHECK(is_secret(cfg, "api-key"));
-  CHECK_FALSE(is_secret(cfg, "port"));
+  for (const char* name : {"jwt-secret", "api-key"})
+    CHECK(is_secret(cfg, name));
   // Numbers and file names whose names contain token/key/secret are not secrets.
-  CHECK_FALSE(is_secret(cfg, "token-refresh-grace"));
-  CHECK_FALSE(is_secret(cfg, "jwt-secret-file"));
-  CHECK_FALSE(is_secret(cfg, "api-key-file"));
-  CHECK_FALSE(is_secret(cfg, "jwt-public-key"));
+  for (const char* name :
+       {"port", "token-refresh-grace", "jwt-secret-file", "api-key-file", "jwt-public-key"}) {
+    CAPTURE(name);
+    CHECK_FALSE(is_secret(cfg, name));
+  }
   CHECK(config{}.secret_options.empty());
   cfg.jwt_secret = "hunter2-jwt";
   auto help = help_text(cfg);
@@ -503,12 +512,8 @@ TEST_CASE("the dump of every non-secret option reads back to the same configurat
     CHECK(first.out.find("; " + k + "=") == std::string::npos);
   }
   CHECK(first.out.find("\ntoken-refresh-grace=3\n") != std::string::npos);
-  temp_file ini{first.out};
   test_config again;
-  auto second = load(again, {"--dump-config", "--config-file=" + ini.path});
-  INFO(second.err);
-  REQUIRE(second.result == startup::exit_success);
-  CHECK(second.out == first.out);
+  CHECK_DUMP_READS_BACK(first.out, again);
   CHECK(again.token_refresh_grace == 3);
 }
 

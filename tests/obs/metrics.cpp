@@ -11,6 +11,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 namespace metrics = herald::net::metrics;
@@ -139,26 +140,23 @@ TEST_CASE("why Redis is not usable: a reason label from the reason text, one sam
           "[metrics]") {
   using metrics::redis_problem;
   // The texts redis::connection, subscriber and cluster_client give.
-  CHECK(metrics::classify_redis_problem("connect: Connection refused") ==
-        redis_problem::connection_refused);
-  CHECK(metrics::classify_redis_problem("AUTH failed: WRONGPASS invalid username-password pair") ==
-        redis_problem::auth);
-  CHECK(metrics::classify_redis_problem("CLIENT SETNAME failed: NOAUTH Authentication required.") ==
-        redis_problem::auth);
-  CHECK(metrics::classify_redis_problem(
-          "subscriber: SUBSCRIBE of herald:{stream:a}:pub failed: NOPERM this user has no "
-          "permissions to access one of the channels used as arguments") ==
-        redis_problem::noperm);
-  CHECK(metrics::classify_redis_problem("connect timeout after 3000 ms (TCP connect)") ==
-        redis_problem::timeout);
-  CHECK(metrics::classify_redis_problem("subscriber: heartbeat timeout: no PONG within 3000 ms") ==
-        redis_problem::timeout);
-  CHECK(metrics::classify_redis_problem("resolve redis.invalid: Host not found") ==
-        redis_problem::resolve);
-  CHECK(metrics::classify_redis_problem("the Redis Cluster slot map does not cover every slot") ==
-        redis_problem::cluster);
-  CHECK(metrics::classify_redis_problem("connection lost: Server closed the connection") ==
-        redis_problem::other);
+  const std::pair<const char*, redis_problem> texts[] = {
+    {"connect: Connection refused", redis_problem::connection_refused},
+    {"AUTH failed: WRONGPASS invalid username-password pair", redis_problem::auth},
+    {"CLIENT SETNAME failed: NOAUTH Authentication required.", redis_problem::auth},
+    {"subscriber: SUBSCRIBE of herald:{stream:a}:pub failed: NOPERM this user has no "
+     "permissions to access one of the channels used as arguments",
+     redis_problem::noperm},
+    {"connect timeout after 3000 ms (TCP connect)", redis_problem::timeout},
+    {"subscriber: heartbeat timeout: no PONG within 3000 ms", redis_problem::timeout},
+    {"resolve redis.invalid: Host not found", redis_problem::resolve},
+    {"the Redis Cluster slot map does not cover every slot", redis_problem::cluster},
+    {"connection lost: Server closed the connection", redis_problem::other},
+  };
+  for (const auto& [text, problem] : texts) {
+    CAPTURE(text);
+    CHECK(metrics::classify_redis_problem(text) == problem);
+  }
   metrics::set_redis_up(false);
   metrics::set_redis_problem(redis_problem::auth);
   auto text = metrics::render();
@@ -207,12 +205,13 @@ TEST_CASE("Redis Cluster: one sample per node and family, redirections by kind, 
 
 TEST_CASE("GET / answers JSON only to clients that ask for it", "[metrics][http]") {
   using herald::net::obs::wants_json;
-  CHECK(wants_json("application/json"));
-  CHECK(wants_json("application/json, */*;q=0.5"));
-  CHECK_FALSE(wants_json(""));
-  CHECK_FALSE(wants_json("*/*"));
-  CHECK_FALSE(wants_json("text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8"));
-  CHECK_FALSE(wants_json("text/html, application/json"));
+  for (auto accept : {"application/json", "application/json, */*;q=0.5"})
+    CHECK(wants_json(accept));
+  for (auto accept : {"", "*/*", "text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8",
+                      "text/html, application/json"}) {
+    CAPTURE(accept);
+    CHECK_FALSE(wants_json(accept));
+  }
 }
 
 TEST_CASE("/v1/status reports the recorded figures", "[metrics][http]") {

@@ -203,21 +203,25 @@ TEST_CASE("begin_write respects max_bytes but always takes one item", "[outbound
   q.push("", bytes(100, 'd'));
   std::vector<std::string_view> bufs;
 
-  SECTION("exact fit") {
-    CHECK(q.begin_write(bufs, 10, 8) == 2);
-    CHECK(joined(bufs) == "aaaabbbb");
-  }
-  SECTION("one byte short") {
-    CHECK(q.begin_write(bufs, 10, 7) == 1);
-    CHECK(joined(bufs) == "aaaa");
-  }
-  SECTION("max_bytes smaller than the first item") {
-    CHECK(q.begin_write(bufs, 10, 1) == 1);
-    CHECK(joined(bufs) == "aaaa");
-  }
-  SECTION("max_bytes 0") {
-    CHECK(q.begin_write(bufs, 10, 0) == 1);
-    CHECK(joined(bufs) == "aaaa");
+  SECTION("the items that fit, at least the first") {
+    struct fit {
+      const char* what;
+      std::size_t max_bytes, items;
+      const char* written;
+    };
+    for (auto [what, max_bytes, items, written] :
+         {fit{"exact fit", 8, 2, "aaaabbbb"}, fit{"one byte short", 7, 1, "aaaa"},
+          fit{"max_bytes smaller than the first item", 1, 1, "aaaa"},
+          fit{"max_bytes 0", 0, 1, "aaaa"}}) {
+      CAPTURE(what);
+      outbound_queue fresh{1000}; // the same four items, nothing written yet
+      for (char c : {'a', 'b', 'c'})
+        fresh.push("", bytes(4, c));
+      fresh.push("", bytes(100, 'd'));
+      bufs.clear();
+      CHECK(fresh.begin_write(bufs, 10, max_bytes) == items);
+      CHECK(joined(bufs) == written);
+    }
   }
   SECTION("a large item after small ones is left for the next write") {
     CHECK(q.begin_write(bufs, 10, 50) == 3);

@@ -7,6 +7,8 @@
 #include "net/wire/centrifugo/codec.hpp"
 #include "net/wire/centrifugo/protobuf.hpp"
 
+#include "../support.hpp"
+
 #include <catch2/catch.hpp>
 
 #include <map>
@@ -16,6 +18,8 @@
 
 using namespace herald::net;
 using namespace herald::net::centrifugo;
+using herald::test::check_recovering_subscribe;
+using herald::test::make_pub;
 
 namespace {
 
@@ -98,16 +102,6 @@ std::string undelimit(const std::string& record) {
   return record.substr(pos);
 }
 
-std::shared_ptr<publication> make_pub(std::uint64_t offset) {
-  auto ptr = std::make_shared<publication>();
-  ptr->channel = "stream:42";
-  ptr->epoch = "abc";
-  ptr->offset = offset;
-  ptr->event = "withdrawn";
-  ptr->data = R"({"amount":"12.5"})";
-  return ptr;
-}
-
 // Command field numbers (client.proto).
 constexpr int cmd_id = 1, cmd_connect = 4, cmd_subscribe = 5, cmd_unsubscribe = 6,
               cmd_publish = 7, cmd_history = 10, cmd_ping = 11, cmd_rpc = 13, cmd_refresh = 14;
@@ -132,12 +126,7 @@ TEST_CASE("protobuf: several delimited commands in one message, each with its id
   CHECK(cmds[0].cmd.kind == method::connect);
   CHECK(cmds[0].cmd.id == 1u);
   CHECK(cmds[0].cmd.token == "tok");
-  CHECK(cmds[1].cmd.kind == method::subscribe);
-  CHECK(cmds[1].cmd.channel == "stream:1");
-  CHECK(cmds[1].cmd.recover);
-  CHECK(cmds[1].cmd.since.epoch == "e1");
-  CHECK(cmds[1].cmd.since.offset == 7u);
-  CHECK((cmds[1].cmd.flag & flag_reject_unrecovered) != 0);
+  check_recovering_subscribe(cmds[1].cmd);
   CHECK(cmds[2].cmd.kind == method::pong);
   CHECK(cmds[2].cmd.id == 0u);
   CHECK(cmds[3].cmd.kind == method::unsubscribe);

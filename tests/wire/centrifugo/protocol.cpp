@@ -2,6 +2,8 @@
 // pushes out, close code mapping (docs/centrifugo.md).
 #include "net/wire/centrifugo/protocol.hpp"
 
+#include "../support.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -10,21 +12,9 @@
 
 using namespace herald::net;
 using namespace herald::net::centrifugo;
+using herald::test::check_recovering_subscribe;
+using herald::test::make_pub;
 using nlohmann::json;
-
-namespace {
-// publication holds a once_flag: built in place, never copied.
-std::shared_ptr<publication> make_pub(std::uint64_t offset) {
-  auto ptr = std::make_shared<publication>();
-  auto& p = *ptr;
-  p.channel = "stream:42";
-  p.epoch = "abc";
-  p.offset = offset;
-  p.event = "withdrawn";
-  p.data = R"({"amount":"12.5"})";
-  return ptr;
-}
-} // namespace
 
 TEST_CASE("centrifugo: several commands in one message, each with its id", "[centrifugo]") {
   auto lines = parse_commands("{\"id\":1,\"connect\":{\"token\":\"t\",\"name\":\"js\"}}\n"
@@ -39,12 +29,7 @@ TEST_CASE("centrifugo: several commands in one message, each with its id", "[cen
   CHECK(lines[0].cmd.id == 1u);
   CHECK(lines[0].cmd.token == "t");
   REQUIRE(lines[1].ok);
-  CHECK(lines[1].cmd.kind == method::subscribe);
-  CHECK(lines[1].cmd.channel == "stream:1");
-  CHECK(lines[1].cmd.recover);
-  CHECK(lines[1].cmd.since.epoch == "e1");
-  CHECK(lines[1].cmd.since.offset == 7u);
-  CHECK((lines[1].cmd.flag & flag_reject_unrecovered) != 0);
+  check_recovering_subscribe(lines[1].cmd);
   REQUIRE(lines[2].ok);
   CHECK(lines[2].cmd.kind == method::pong);
   REQUIRE(lines[3].ok);

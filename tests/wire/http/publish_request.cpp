@@ -12,11 +12,8 @@
 #include <system_error>
 #include <vector>
 
-using herald::errc;
-using herald::info;
-using herald::net::http::encode_publish_response;
-using herald::net::http::parse_publish_request;
-using herald::net::http::publish_request;
+using namespace herald;
+using namespace herald::net::http;
 using nlohmann::json;
 
 namespace {

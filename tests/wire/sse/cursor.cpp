@@ -7,14 +7,8 @@
 #include <string_view>
 #include <vector>
 
-using herald::net::max_client_offset;
-using herald::net::stream_position;
-using herald::net::sse::append_entry;
-using herald::net::sse::channel_hash;
-using herald::net::sse::cursor_entry;
-using herald::net::sse::encode_cursor;
-using herald::net::sse::max_cursor_bytes;
-using herald::net::sse::parse_cursor;
+using namespace herald::net;
+using namespace herald::net::sse;
 
 namespace {
 

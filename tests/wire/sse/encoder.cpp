@@ -10,13 +10,8 @@
 #include <string>
 #include <string_view>
 
-using herald::net::dump_compact;
-using herald::net::sse::encode_event;
-using herald::net::sse::encode_gap;
-using herald::net::sse::encode_id_line;
-using herald::net::sse::encode_response_head;
-using herald::net::sse::encode_shutdown;
-using herald::net::sse::heartbeat;
+using namespace herald::net;
+using namespace herald::net::sse;
 
 namespace {
 

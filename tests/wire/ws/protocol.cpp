@@ -9,20 +9,9 @@
 #include <string>
 #include <string_view>
 
-using herald::errc;
-using herald::info;
-using herald::net::max_client_offset;
-using herald::net::stream_position;
-using herald::net::ws::command;
-using herald::net::ws::command_error;
-using herald::net::ws::encode_delta_publication;
-using herald::net::ws::encode_error;
-using herald::net::ws::encode_pong;
-using herald::net::ws::encode_publication;
-using herald::net::ws::encode_subscribed;
-using herald::net::ws::encode_unsubscribed;
-using herald::net::ws::op;
-using herald::net::ws::parse_command;
+using namespace herald;
+using namespace herald::net;
+using namespace herald::net::ws;
 using nlohmann::json;
 
 namespace {
@@ -84,38 +73,30 @@ TEST_CASE("ping with id as number, string, absent", "[ws][protocol]") {
   CHECK(f.id == json(""));
 }
 
-TEST_CASE("subscribe with id as number, string, absent", "[ws][protocol]") {
-  auto a = accept(R"({"op":"subscribe","id":1,"channel":"stream:42"})");
-  CHECK(a.kind == op::subscribe);
-  CHECK(a.id == json(1));
-  CHECK(a.channel == "stream:42");
-  CHECK_FALSE(a.since.has_value());
-
-  auto b = accept(R"({"op":"subscribe","id":"req-1","channel":"user:)" + account + "\"}");
-  CHECK(b.kind == op::subscribe);
-  CHECK(b.id == json("req-1"));
-  CHECK(b.channel == "user:" + account);
-
-  auto c = accept(R"({"op":"subscribe","channel":"stream:a.b-c_d"})");
-  CHECK(c.kind == op::subscribe);
-  CHECK(c.id.is_null());
-  CHECK(c.channel == "stream:a.b-c_d");
-}
-
-TEST_CASE("unsubscribe with id as number, string, absent", "[ws][protocol]") {
-  auto a = accept(R"({"op":"unsubscribe","id":2,"channel":"stream:42"})");
-  CHECK(a.kind == op::unsubscribe);
-  CHECK(a.id == json(2));
-  CHECK(a.channel == "stream:42");
-  CHECK_FALSE(a.since.has_value());
-
-  auto b = accept(R"({"op":"unsubscribe","id":"x","channel":"stream:42"})");
-  CHECK(b.kind == op::unsubscribe);
-  CHECK(b.id == json("x"));
-
-  auto c = accept(R"({"op":"unsubscribe","channel":"stream:42"})");
-  CHECK(c.kind == op::unsubscribe);
-  CHECK(c.id.is_null());
+TEST_CASE("subscribe and unsubscribe with id as number, string, absent", "[ws][protocol]") {
+  struct parsed {
+    std::string text;
+    op kind;
+    json id; ///< null: absent
+    std::string channel;
+  };
+  const parsed cases[] = {
+    {R"({"op":"subscribe","id":1,"channel":"stream:42"})", op::subscribe, 1, "stream:42"},
+    {R"({"op":"subscribe","id":"req-1","channel":"user:)" + account + "\"}", op::subscribe, "req-1",
+     "user:" + account},
+    {R"({"op":"subscribe","channel":"stream:a.b-c_d"})", op::subscribe, nullptr, "stream:a.b-c_d"},
+    {R"({"op":"unsubscribe","id":2,"channel":"stream:42"})", op::unsubscribe, 2, "stream:42"},
+    {R"({"op":"unsubscribe","id":"x","channel":"stream:42"})", op::unsubscribe, "x", "stream:42"},
+    {R"({"op":"unsubscribe","channel":"stream:42"})", op::unsubscribe, nullptr, "stream:42"},
+  };
+  for (const auto& c : cases) {
+    CAPTURE(c.text);
+    auto a = accept(c.text);
+    CHECK(a.kind == c.kind);
+    CHECK(a.id == c.id);
+    CHECK(a.channel == c.channel);
+    CHECK_FALSE(a.since.has_value());
+  }
 }
 
 TEST_CASE("subscribe with a valid since", "[ws][protocol]") {

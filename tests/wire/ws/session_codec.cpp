@@ -4,6 +4,8 @@
 
 #include "net/wire/centrifugo/protobuf.hpp"
 
+#include "../support.hpp"
+
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
@@ -15,12 +17,7 @@ using nlohmann::json;
 
 namespace {
 std::shared_ptr<publication> make_pub(std::uint64_t offset) {
-  auto p = std::make_shared<publication>();
-  p->channel = "stream:1";
-  p->epoch = "ep";
-  p->offset = offset;
-  p->event = "created";
-  p->data = R"({"a":1})";
+  auto p = herald::test::make_pub(offset, "stream:1", "ep", "created", R"({"a":1})");
   p->ws = make_frame(R"({"op":"publication"})");
   p->ws_header = "\x81\x14";
   return p;

@@ -60,15 +60,18 @@ TEST_CASE("encode_upgrade_response: the 101 of RFC 6455 section 4.2.2", "[ws][up
 }
 
 TEST_CASE("accepts_deflate: RFC 7692 offers Herald accepts and declines", "[ws][upgrade][deflate]") {
-  // What browsers and the `ws` package send.
-  CHECK(accepts_deflate("permessage-deflate; client_max_window_bits"));
-  CHECK(accepts_deflate("permessage-deflate"));
-  CHECK(accepts_deflate("x-webkit-deflate-frame, permessage-deflate"));
-  CHECK(accepts_deflate("permessage-deflate; server_no_context_takeover; client_no_context_takeover"));
-  CHECK(accepts_deflate("permessage-deflate; client_max_window_bits=10; server_max_window_bits=15"));
-  CHECK(accepts_deflate("permessage-deflate;server_max_window_bits=\"15\""));
-  // A declined offer falls back to the next one.
-  CHECK(accepts_deflate("permessage-deflate; server_max_window_bits=10, permessage-deflate"));
+  for (auto offer : {
+         // What browsers and the `ws` package send.
+         "permessage-deflate; client_max_window_bits", "permessage-deflate",
+         "x-webkit-deflate-frame, permessage-deflate",
+         "permessage-deflate; server_no_context_takeover; client_no_context_takeover",
+         "permessage-deflate; client_max_window_bits=10; server_max_window_bits=15",
+         "permessage-deflate;server_max_window_bits=\"15\"",
+         // A declined offer falls back to the next one.
+         "permessage-deflate; server_max_window_bits=10, permessage-deflate"}) {
+    CAPTURE(offer);
+    CHECK(accepts_deflate(offer));
+  }
   // Declined (section 5.1): unknown, repeated or bad parameters; a smaller
   // server window than Herald's shared frames use.
   for (auto offer :
