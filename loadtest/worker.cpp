@@ -399,18 +399,8 @@ private:
   void report(const nlohmann::json& j) {
     std::string line = j.dump();
     line.push_back('\n');
-    const char* p = line.data();
-    std::size_t left = line.size();
-    while (left > 0) {
-      auto n = ::write(report_fd_, p, left);
-      if (n < 0) {
-        if (errno == EINTR)
-          continue;
-        return; // the parent is gone; stdin EOF ends us soon
-      }
-      p += n;
-      left -= static_cast<std::size_t>(n);
-    }
+    // A failure means the parent is gone; stdin EOF ends us soon.
+    write_all(report_fd_, line);
   }
 
   worker_config cfg_;
@@ -478,6 +468,22 @@ int run_worker(int control_fd, int report_fd) {
     std::cerr << "herald-loadtest worker: " << e.what() << "\n";
     return 3;
   }
+}
+
+bool write_all(int fd, std::string_view bytes) {
+  const char* p = bytes.data();
+  std::size_t left = bytes.size();
+  while (left > 0) {
+    auto n = ::write(fd, p, left);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      return false;
+    }
+    p += n;
+    left -= static_cast<std::size_t>(n);
+  }
+  return true;
 }
 
 } // namespace herald::loadtest

@@ -20,6 +20,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace herald::loadtest {
@@ -55,5 +56,10 @@ bool is_slow_connection(std::uint64_t k, double share) noexcept;
 /// Runs a worker: reads its config from `control_fd`, reports on
 /// `report_fd`. Returns the process exit code.
 int run_worker(int control_fd, int report_fd);
+
+/// Writes all of `bytes` to the blocking descriptor `fd` (a worker's pipe),
+/// retrying after EINTR. False when a write fails (the other end is gone:
+/// EPIPE, ...; errno says why).
+bool write_all(int fd, std::string_view bytes);
 
 } // namespace herald::loadtest

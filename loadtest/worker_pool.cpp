@@ -1,6 +1,7 @@
 #include "loadtest/worker_pool.hpp"
 
 #include "loadtest/clock.hpp"
+#include "loadtest/worker.hpp"
 
 #include <boost/asio/posix/stream_descriptor.hpp>
 #include <boost/asio/post.hpp>
@@ -51,21 +52,6 @@ namespace {
   throw std::system_error(errno, std::generic_category(), what);
 }
 
-bool write_all(int fd, const std::string& s) {
-  const char* p = s.data();
-  std::size_t left = s.size();
-  while (left > 0) {
-    auto n = ::write(fd, p, left);
-    if (n < 0) {
-      if (errno == EINTR)
-        continue;
-      return false;
-    }
-    p += n;
-    left -= static_cast<std::size_t>(n);
-  }
-  return true;
-}
 } // namespace
 
 void worker_pool::start(const std::string& exe, const std::vector<nlohmann::json>& configs) {
