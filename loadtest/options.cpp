@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <functional>
+#include <iterator>
 #include <map>
 #include <sstream>
 
@@ -291,28 +292,16 @@ std::string finalize_options(options& o) {
     double rate;
     std::size_t payload;
   };
-  preset p{10, 2000, 200, 128};
-  switch (o.scen) {
-  case scenario::idle:
-    p = {10, 0, 1, 128};
-    break;
-  case scenario::fanout:
-    p = {1, 1000, 100, 128};
-    break;
-  case scenario::spread:
-    p = {static_cast<std::uint32_t>(std::max<std::uint64_t>(2, o.connections / 10)), 2000, 200,
-         128};
-    break;
-  case scenario::slow:
-    p = {1, 2000, 200, 1024};
-    break;
-  case scenario::reconnect_storm:
-    p = {10, 2000, 200, 128};
-    break;
-  case scenario::cluster:
-    p = {1, 1000, 100, 128};
-    break;
-  }
+  // One row per scenario, in the enum's order: idle, fanout, spread (its
+  // channels: one per ten connections, at least 2), slow, reconnect-storm,
+  // cluster.
+  static constexpr preset presets[] = {{10, 0, 1, 128},      {1, 1000, 100, 128},
+                                       {0, 2000, 200, 128},  {1, 2000, 200, 1024},
+                                       {10, 2000, 200, 128}, {1, 1000, 100, 128}};
+  static_assert(std::size(presets) == static_cast<std::size_t>(scenario::cluster) + 1);
+  preset p = presets[static_cast<std::size_t>(o.scen)];
+  if (o.scen == scenario::spread)
+    p.channels = static_cast<std::uint32_t>(std::max<std::uint64_t>(2, o.connections / 10));
   if (o.channels == 0)
     o.channels = p.channels;
   if (o.publications == 0 && o.scen != scenario::idle)
