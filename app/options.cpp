@@ -681,42 +681,56 @@ startup load_config(config& cfg, const std::vector<std::string>& args, const env
   return startup::run;
 }
 
+namespace {
+
+// The listed options in order: `on_section(name)` before the first option of
+// each category ("global", "scheduler", ...), then `on_option(opt)`.
+template <class OnSection, class OnOption>
+void for_each_by_section(const config& cfg, OnSection on_section, OnOption on_option) {
+  std::string section;
+  for (auto* o : listed_options(cfg)) {
+    auto cat = str(o->category());
+    if (cat != section) {
+      on_section(cat);
+      section = cat;
+    }
+    on_option(*o);
+  }
+}
+
+} // namespace
+
 std::string dump_config(const config& cfg) {
   auto caf_defaults = cfg.dump_content();
   std::ostringstream out;
   out << "; herald effective configuration (" << build_info() << ")\n";
-  std::string section;
-  for (auto* o : listed_options(cfg)) {
-    const auto& opt = *o;
-    auto cat = str(opt.category());
-    if (cat != section) {
-      out << "\n[" << cat << "]\n";
-      section = cat;
-    }
-    auto name = str(opt.long_name());
-    auto full = option_name(opt);
-    auto value = value_of(cfg, opt, caf_defaults);
-    // A commented `; name=value` line is always a value this option accepts
-    // as written (uncommented, it reads back); what is not one is said in
-    // words, without `=`.
-    if (!value) {
-      out << "; " << name << ": unset, CAF decides\n";
-      continue;
-    }
-    if (opt.check(*value)) {
-      // CAF's built-in default is not writable in the option's type (none
-      // of the listed options today: Herald sets a writable default).
-      out << "; " << name << ": CAF's default, which no value of type " << str(opt.type_name())
-          << " writes\n";
-      continue;
-    }
-    auto text = caf::to_string(*value);
-    if (is_secret(cfg, full) && text != "\"\"") {
-      out << "; " << name << "=<redacted>\n";
-      continue;
-    }
-    out << name << "=" << redact_url(text) << "\n";
-  }
+  for_each_by_section(
+    cfg, [&](const std::string& section) { out << "\n[" << section << "]\n"; },
+    [&](const caf::config_option& opt) {
+      auto name = str(opt.long_name());
+      auto full = option_name(opt);
+      auto value = value_of(cfg, opt, caf_defaults);
+      // A commented `; name=value` line is always a value this option accepts
+      // as written (uncommented, it reads back); what is not one is said in
+      // words, without `=`.
+      if (!value) {
+        out << "; " << name << ": unset, CAF decides\n";
+        return;
+      }
+      if (opt.check(*value)) {
+        // CAF's built-in default is not writable in the option's type (none
+        // of the listed options today: Herald sets a writable default).
+        out << "; " << name << ": CAF's default, which no value of type " << str(opt.type_name())
+            << " writes\n";
+        return;
+      }
+      auto text = caf::to_string(*value);
+      if (is_secret(cfg, full) && text != "\"\"") {
+        out << "; " << name << "=<redacted>\n";
+        return;
+      }
+      out << name << "=" << redact_url(text) << "\n";
+    });
   return out.str();
 }
 
@@ -738,29 +752,24 @@ std::string help_text(const config& cfg) {
          "quotes), then the defaults. Bad values stop start-up; every one is reported, naming\n"
          "the option and its source (config file lines by number).\n"
          "Durations are in seconds unless the name or text says ms; sizes in bytes.\n\n";
-  std::string section;
-  for (auto* o : listed_options(cfg)) {
-    const auto& opt = *o;
-    auto cat = str(opt.category());
-    if (cat != section) {
-      out << "[" << cat << "]\n";
-      section = cat;
-    }
-    auto full = option_name(opt);
-    std::string name = "--" + full;
-    if (!opt.is_flag())
-      name += "=<" + str(opt.type_name()) + ">";
-    out << "  " << name;
-    if (name.size() < 40)
-      out << std::string(40 - name.size(), ' ');
-    else
-      out << "\n" << std::string(42, ' ');
-    out << option_description(opt) << "\n" << std::string(42, ' ');
-    out << "default " << default_text(cfg, opt, caf_defaults, true) << "; env " << env_name(full);
-    if (auto a = env_aliases.find(full); a != env_aliases.end())
-      out << " or " << a->second;
-    out << "\n";
-  }
+  for_each_by_section(
+    cfg, [&](const std::string& section) { out << "[" << section << "]\n"; },
+    [&](const caf::config_option& opt) {
+      auto full = option_name(opt);
+      std::string name = "--" + full;
+      if (!opt.is_flag())
+        name += "=<" + str(opt.type_name()) + ">";
+      out << "  " << name;
+      if (name.size() < 40)
+        out << std::string(40 - name.size(), ' ');
+      else
+        out << "\n" << std::string(42, ' ');
+      out << option_description(opt) << "\n" << std::string(42, ' ');
+      out << "default " << default_text(cfg, opt, caf_defaults, true) << "; env " << env_name(full);
+      if (auto a = env_aliases.find(full); a != env_aliases.end())
+        out << " or " << a->second;
+      out << "\n";
+    });
   return out.str();
 }
 
