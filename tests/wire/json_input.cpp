@@ -7,10 +7,7 @@
 #include <string>
 #include <string_view>
 
-using herald::net::dump_compact;
-using herald::net::is_valid_event_name;
-using herald::net::max_json_depth;
-using herald::net::parse_client_json;
+using namespace herald::net;
 using nlohmann::json;
 
 namespace {

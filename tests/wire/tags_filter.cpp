@@ -16,9 +16,7 @@
 // makes none (the whole test executable allocates through here).
 using herald::loadtest::thread_allocations;
 
-using herald::net::publication_tags;
-using herald::net::tags_filter;
-using herald::net::tags_filter_ptr;
+using namespace herald::net;
 using nlohmann::json;
 
 namespace {
