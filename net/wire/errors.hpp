@@ -57,6 +57,10 @@ struct errc_info {
   unsigned http_status;     ///< HTTP status for the same fault
   std::uint16_t close_code; ///< WS close code when the fault ends a connection
   std::string_view message; ///< default human-readable message
+  /// Centrifugo's client error code for the same fault (100-112,
+  /// net/wire/centrifugo/protocol.hpp error_code; 107 bad request for a
+  /// request Centrifugo has no own code for).
+  std::uint16_t centrifugo_code;
 };
 
 /// Returns the table row for `e`. Never fails: unknown values map to `internal`.

@@ -187,30 +187,7 @@ std::string_view message_of(error_code c) noexcept {
 }
 
 error_code error_for(errc e) noexcept {
-  switch (e) {
-  case errc::invalid_channel:
-    return error_code::unknown_channel;
-  case errc::forbidden:
-    return error_code::permission_denied;
-  case errc::unauthorized:
-    return error_code::unauthorized;
-  case errc::token_expired:
-    return error_code::token_expired;
-  case errc::too_many_channels:
-  case errc::too_many_subscribes:
-    return error_code::limit_exceeded;
-  case errc::rate_limited:
-    return error_code::too_many_requests;
-  case errc::already_subscribed:
-    return error_code::already_subscribed;
-  case errc::unavailable:
-  case errc::shutting_down:
-    return error_code::not_available;
-  case errc::internal:
-    return error_code::internal;
-  default:
-    return error_code::bad_request;
-  }
+  return static_cast<error_code>(info(e).centrifugo_code);
 }
 
 std::vector<parsed> parse_commands(std::string_view text) {

@@ -7,6 +7,7 @@
 #include <catch2/catch.hpp>
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <memory>
 #include <string>
 
@@ -197,6 +198,29 @@ TEST_CASE("centrifugo: errors, unsubscribe replies and pushes", "[centrifugo]") 
   CHECK(error_for(herald::errc::invalid_channel) == error_code::unknown_channel);
   CHECK(error_for(herald::errc::forbidden) == error_code::permission_denied);
   CHECK(error_for(herald::errc::too_many_channels) == error_code::limit_exceeded);
+}
+
+TEST_CASE("centrifugo: every Herald error has Centrifugo's code, bad request where it has none",
+          "[centrifugo]") {
+  using herald::errc;
+  const std::map<errc, error_code> own = {
+    {errc::invalid_channel, error_code::unknown_channel},
+    {errc::forbidden, error_code::permission_denied},
+    {errc::unauthorized, error_code::unauthorized},
+    {errc::token_expired, error_code::token_expired},
+    {errc::too_many_channels, error_code::limit_exceeded},
+    {errc::too_many_subscribes, error_code::limit_exceeded},
+    {errc::rate_limited, error_code::too_many_requests},
+    {errc::already_subscribed, error_code::already_subscribed},
+    {errc::unavailable, error_code::not_available},
+    {errc::shutting_down, error_code::not_available},
+    {errc::internal, error_code::internal}};
+  for (std::size_t i = 0; i < herald::errc_count; ++i) {
+    auto e = static_cast<errc>(i);
+    CAPTURE(herald::info(e).code);
+    auto it = own.find(e);
+    CHECK(error_for(e) == (it == own.end() ? error_code::bad_request : it->second));
+  }
 }
 
 TEST_CASE("centrifugo: Herald's close codes become Centrifugo's", "[centrifugo]") {
