@@ -12,6 +12,7 @@
 #include <cmath>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 
 namespace herald::net::auth {
 
@@ -25,15 +26,11 @@ struct jwt_deleter {
 using jwt_ptr = std::unique_ptr<jwt_t, jwt_deleter>;
 
 jwt_alg_t libjwt_alg(jwt_algorithm a) noexcept {
-  switch (a) {
-  case jwt_algorithm::hs256:
-    return JWT_ALG_HS256;
-  case jwt_algorithm::rs256:
-    return JWT_ALG_RS256;
-  case jwt_algorithm::es256:
-    return JWT_ALG_ES256;
-  }
-  return JWT_ALG_INVAL;
+  // libjwt's identifier of each algorithm, in jwt_algorithm's order.
+  constexpr jwt_alg_t algs[] = {JWT_ALG_HS256, JWT_ALG_RS256, JWT_ALG_ES256};
+  static_assert(std::size(algs) == static_cast<std::size_t>(jwt_algorithm::es256) + 1);
+  auto i = static_cast<std::size_t>(a);
+  return i < std::size(algs) ? algs[i] : JWT_ALG_INVAL;
 }
 
 bool is_b64url(char c) noexcept {
