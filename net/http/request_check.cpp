@@ -164,6 +164,18 @@ errc check_singular(const bhttp::fields& fields, std::string_view target, route 
   return errc::none;
 }
 
+namespace {
+
+// Appends `value` to `list` unless it is there already (a name given twice
+// counts once). False when the list then holds more than `max` names.
+bool add_once(std::vector<std::string>& list, std::string_view value, std::size_t max) {
+  if (std::find(list.begin(), list.end(), value) == list.end())
+    list.emplace_back(value);
+  return list.size() <= max;
+}
+
+} // namespace
+
 errc parse_sse_request(std::string_view target, const std::string_view* last_event_id,
                        std::size_t max_channels, sse_subscription& out, std::string& detail) {
   auto parsed =
@@ -178,9 +190,7 @@ errc parse_sse_request(std::string_view target, const std::string_view* last_eve
     if (param.key == "channel") {
       if (validate_channel(param.value))
         return errc::invalid_channel;
-      if (std::find(out.channels.begin(), out.channels.end(), param.value) == out.channels.end())
-        out.channels.push_back(param.value);
-      if (out.channels.size() > max_channels) {
+      if (!add_once(out.channels, param.value, max_channels)) {
         detail = "at most " + std::to_string(max_channels) + " channels per connection";
         return errc::too_many_channels;
       }
@@ -190,9 +200,7 @@ errc parse_sse_request(std::string_view target, const std::string_view* last_eve
                  "not starting with 'herald.'";
         return errc::invalid_event;
       }
-      if (std::find(out.events.begin(), out.events.end(), param.value) == out.events.end())
-        out.events.push_back(param.value);
-      if (out.events.size() > max_sse_events) {
+      if (!add_once(out.events, param.value, max_sse_events)) {
         detail = "at most " + std::to_string(max_sse_events) + " ?event= per connection";
         return errc::invalid_request;
       }
