@@ -39,7 +39,7 @@ struct publish_outcome {
   /// publication was suppressed (neither stored nor delivered; its position
   /// is the channel's unchanged one), e.g. "stale_version"; empty where it
   /// was stored.
-  std::vector<std::string> suppressed;
+  std::vector<std::string> suppressed{};
 
   bool stored() const noexcept { return what == result::stored; }
 };

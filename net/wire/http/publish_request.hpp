@@ -25,7 +25,7 @@ struct publish_request {
   /// publishing"): empty for none, else 1-128 printable ASCII characters
   /// (0x21-0x7e). A publish that repeats a key within the window gets the
   /// offsets of the first and delivers nothing.
-  std::string idempotency_key;
+  std::string idempotency_key{};
   /// The publication's version (docs/protocol.md "Versioned publishing"),
   /// e.g. the ledger sequence: 0 for none, else 1 to 2^64-1. A publication
   /// whose version is not above the channel's last accepted one (in the
@@ -34,10 +34,10 @@ struct publish_request {
   /// The generation the versions count in: empty, or 1-64 printable ASCII
   /// characters; a version in another epoch than the channel's last is
   /// accepted and starts that epoch's count.
-  std::string version_epoch;
+  std::string version_epoch{};
   /// The publisher's tags besides `event` (docs/protocol.md "Tags"; empty:
   /// none), which subscribers' filters match (net/wire/tags_filter.hpp).
-  publication_tags tags;
+  publication_tags tags{};
 };
 
 /// An idempotency key: 1-128 characters of 0x21-0x7e.
