@@ -14,13 +14,10 @@
 // in centrifugo_protobuf.test.mjs. docs/centrifugo.md is the contract.
 
 import assert from "node:assert/strict";
-import crypto from "node:crypto";
-import net from "node:net";
 import { after, describe, test } from "node:test";
 
 import { Centrifuge } from "centrifuge";
 import { Centrifuge as CentrifugeProtobuf } from "centrifuge/build/protobuf";
-import WebSocket from "ws";
 
 import {
   accountId,
@@ -28,6 +25,8 @@ import {
   getJson,
   publish,
   publishOk,
+  readReply,
+  securedSuiteHerald,
   sleep,
   startHerald,
   stopInBackground,
@@ -35,9 +34,21 @@ import {
   waitUntil,
   withHerald,
 } from "./lib/herald.mjs";
-import { ENCODINGS, pubData, rawCentrifugo, sdkClient, subscription } from "./lib/centrifuge.mjs";
+import {
+  assertBurstAnswered,
+  closeAsSlow,
+  COMMANDS_BURST as BURST,
+  COMMANDS_LIMIT_ARGS,
+  ENCODINGS,
+  rawCentrifugo,
+  resubscribed,
+  sdkClient,
+  subscribedClient,
+  subscription,
+  withProxiedSubscriber,
+} from "./lib/centrifuge.mjs";
 import { startProxy } from "./lib/proxy.mjs";
-import { hsSetup, nowS, signJwt } from "./lib/tokens.mjs";
+import { nowS, signJwt } from "./lib/tokens.mjs";
 
 const ALICE = accountId(1);
 const BOB = accountId(2);
@@ -66,14 +77,7 @@ async function apiRaw(h, method, body, key, { header = "x-api-key" } = {}) {
     headers,
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
-  const text = await res.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json };
+  return readReply(res);
 }
 
 const waitFor = (fn, what, timeoutMs = 5000) => waitUntil(fn, { what, timeoutMs });
@@ -83,14 +87,7 @@ for (const [enc, Sdk] of ENCODINGS) {
   const client = (port, opts) => sdkClient(Sdk, port, opts);
 
   describe(`centrifuge SDK (${enc}): connect, subscribe, publications, tokens`, () => {
-    let auth;
-    const h = suiteHerald(
-      () => {
-        auth = hsSetup();
-        return [...auth.args, "--ws-ping-interval=1", "--ws-pong-timeout=1", "--jwt-leeway=0", "--token-refresh-grace=1"];
-      },
-      { insecure: false },
-    );
+    const { h, auth } = securedSuiteHerald(["--ws-ping-interval=1", "--ws-pong-timeout=1", "--jwt-leeway=0", "--token-refresh-grace=1"]);
 
     test("a token connects; stream: and user: publications arrive once and in order", async () => {
       const c = client(h.port, { token: auth.token({ sub: ALICE }) });
@@ -247,25 +244,12 @@ for (const [enc, Sdk] of ENCODINGS) {
 }
 
 describe("centrifuge SDK: a JSON client and a Protobuf client on one channel", () => {
-  let auth;
-  const h = suiteHerald(
-    () => {
-      auth = hsSetup();
-      return auth.args;
-    },
-    { insecure: false },
-  );
+  const { h, auth } = securedSuiteHerald();
 
   test("both receive the same publications (data, event, offsets, in order) from /api/publish and /v1/publish", async () => {
     const channel = "stream:cf-mixed";
-    const json = sdkClient(Centrifuge, h.port, { token: auth.token({ sub: ALICE }) });
-    const proto = sdkClient(CentrifugeProtobuf, h.port, { token: auth.token({ sub: BOB }) });
-    const jsonSub = subscription(json, channel);
-    const protoSub = subscription(proto, channel);
-    jsonSub.subscribe();
-    protoSub.subscribe();
-    json.connect();
-    proto.connect();
+    const { c: json, sub: jsonSub } = subscribedClient(Centrifuge, h.port, channel, {}, { token: auth.token({ sub: ALICE }) });
+    const { c: proto, sub: protoSub } = subscribedClient(CentrifugeProtobuf, h.port, channel, {}, { token: auth.token({ sub: BOB }) });
     try {
       await waitFor(() => jsonSub.state === "subscribed" && protoSub.state === "subscribed", "both subscribed");
       // Data that must survive as it is: nested values, numbers, non-ASCII text
@@ -304,14 +288,8 @@ describe("centrifuge SDK: a JSON client and a Protobuf client on one channel", (
   test("both recover the same missed publications after their connections drop", async () => {
     const channel = "stream:cf-mixed-recover";
     const proxy = await startProxy(h.port);
-    const json = sdkClient(Centrifuge, proxy.port, { token: auth.token({ sub: ALICE }) });
-    const proto = sdkClient(CentrifugeProtobuf, proxy.port, { token: auth.token({ sub: ALICE }) });
-    const jsonSub = subscription(json, channel);
-    const protoSub = subscription(proto, channel);
-    jsonSub.subscribe();
-    protoSub.subscribe();
-    json.connect();
-    proto.connect();
+    const { c: json, sub: jsonSub } = subscribedClient(Centrifuge, proxy.port, channel, {}, { token: auth.token({ sub: ALICE }) });
+    const { c: proto, sub: protoSub } = subscribedClient(CentrifugeProtobuf, proxy.port, channel, {}, { token: auth.token({ sub: ALICE }) });
     try {
       await waitFor(() => jsonSub.state === "subscribed" && protoSub.state === "subscribed", "both subscribed");
       await publishOk(h.url, { channel, event: "e", data: { n: 1 } }, { headers: auth.auth });
@@ -341,27 +319,11 @@ describe("centrifuge SDK: a JSON client and a Protobuf client on one channel", (
 });
 
 describe("Centrifugo JSON protocol on a raw socket: malformed commands, one reply per id", () => {
-  let auth;
-  const h = suiteHerald(
-    () => {
-      auth = hsSetup();
-      return auth.args;
-    },
-    { insecure: false },
-  );
+  const { h, auth } = securedSuiteHerald();
 
   test("a malformed command with a readable id is answered 107 and the connection stays open", async () => {
-    const ws = new WebSocket(`ws://127.0.0.1:${h.port}/connection/websocket`);
-    const replies = [];
-    let closed = null;
-    ws.on("message", (m) => {
-      for (const line of m.toString().split("\n")) if (line.trim()) replies.push(JSON.parse(line));
-    });
-    ws.on("close", (code) => (closed = code));
-    await new Promise((res, rej) => {
-      ws.once("open", res);
-      ws.once("error", rej);
-    });
+    const c = await rawCentrifugo(h.port);
+    const { ws, replies } = c;
     try {
       ws.send(JSON.stringify({ id: 1, connect: { token: auth.token({ sub: ALICE }) } }));
       await waitFor(() => replies.some((r) => r.id === 1), "connect reply");
@@ -376,7 +338,7 @@ describe("Centrifugo JSON protocol on a raw socket: malformed commands, one repl
         assert.match(r.error.message, /duplicate key/);
       }
       assert.ok(replies.find((x) => x.id === 4).subscribe, JSON.stringify(replies));
-      assert.equal(closed, null);
+      assert.equal(c.closed, null);
     } finally {
       ws.close();
     }
@@ -387,20 +349,7 @@ describe("Centrifugo JSON protocol on a raw socket: malformed commands, one repl
     // message (after the connect reply, or with the connect). Each id gets
     // one reply: the superseded subscribe error 107, the later one the
     // subscription (docs/centrifugo.md, Codes). The first id used to get none.
-    const open = async () => {
-      const ws = new WebSocket(`ws://127.0.0.1:${h.port}/connection/websocket`);
-      const replies = [];
-      const state = { replies, closed: null, ws };
-      ws.on("message", (m) => {
-        for (const line of m.toString().split("\n")) if (line.trim()) replies.push(JSON.parse(line));
-      });
-      ws.on("close", (code) => (state.closed = code));
-      await new Promise((res, rej) => {
-        ws.once("open", res);
-        ws.once("error", rej);
-      });
-      return state;
-    };
+    const open = () => rawCentrifugo(h.port);
     const token = auth.token({ sub: ALICE });
     const connect = JSON.stringify({ id: 1, connect: { token } });
     const pair = '{"id":2,"subscribe":{"channel":"stream:q"}}\n{"id":3,"subscribe":{"channel":"stream:q"}}';
@@ -485,9 +434,7 @@ describe("Centrifugo JSON protocol on a raw socket: malformed commands, one repl
 
 
 describe("Centrifugo client protocol: commands per second", () => {
-  const BURST = 100;
-  // 1 per second: the refill while one message is read is at most a token or two.
-  const h = suiteHerald(["--ws-commands-per-second=1", `--ws-commands-burst=${BURST}`]);
+  const h = suiteHerald(COMMANDS_LIMIT_ARGS);
 
   test("one message of 150 commands past a burst of 100: the rest answered 111 by id, not run", async () => {
     const c = await rawCentrifugo(h.port);
@@ -498,16 +445,7 @@ describe("Centrifugo client protocol: commands per second", () => {
       const ids = Array.from({ length: 150 }, (_, i) => i + 2);
       c.ws.send(ids.map((id) => JSON.stringify({ id, ping: {} })).join("\n"));
       await waitFor(() => ids.every((id) => c.replies.some((r) => r.id === id)), "a reply to every command");
-      const answered = c.replies.filter((r) => ids.includes(r.id));
-      assert.equal(answered.length, ids.length, "each id answered once");
-      const pings = answered.filter((r) => r.ping);
-      const refused = answered.filter((r) => r.error);
-      // The connect took one of the 100 tokens.
-      assert.ok(pings.length >= BURST - 1 && pings.length <= BURST + 1, `${pings.length} pings run`);
-      assert.equal(pings.length + refused.length, ids.length);
-      for (const r of refused) assert.equal(r.error.code, 111, JSON.stringify(r));
-      // The commands that found a token are the first ones of the message.
-      assert.ok(Math.max(...pings.map((r) => r.id)) < Math.min(...refused.map((r) => r.id)));
+      assertBurstAnswered(c.replies, ids, BURST);
       assert.equal(c.closed, null);
     } finally {
       c.ws.close();
@@ -527,14 +465,7 @@ describe("Centrifugo client protocol: commands per second", () => {
 });
 
 describe("Centrifugo server API", () => {
-  let auth;
-  const h = suiteHerald(
-    () => {
-      auth = hsSetup();
-      return auth.args;
-    },
-    { insecure: false },
-  );
+  const { h, auth } = securedSuiteHerald();
 
   test("publish, broadcast, history and info answer Centrifugo's shapes", async () => {
     const first = await api(h, "publish", { channel: "stream:api-1", data: { n: 1 } }, auth.apiKey);
@@ -636,13 +567,7 @@ for (const [enc, Sdk] of ENCODINGS) {
     const h = suiteHerald(["--history-size=50"]);
 
     test("a dropped connection reconnects and recovers every missed publication once, in order", async () => {
-      const proxy = await startProxy(h.port);
-      const c = client(proxy.port);
-      const sub = subscription(c, "stream:cf-recover");
-      sub.subscribe();
-      c.connect();
-      try {
-        await waitFor(() => sub.state === "subscribed", "subscribed");
+      await withProxiedSubscriber(Sdk, h.port, "stream:cf-recover", {}, async ({ sub, proxy }) => {
         let n = 0;
         const publisher = (async () => {
           while (n < 40) {
@@ -657,14 +582,10 @@ for (const [enc, Sdk] of ENCODINGS) {
         await waitFor(() => sub.pubs.length >= 40, "all 40", 8000);
         await sleep(100);
         assert.deepEqual(sub.pubs.map((p) => p.data.n), [...Array(40).keys()].map((i) => i + 1));
-        const subscribed = sub.events.filter((e) => e.name === "subscribed");
-        assert.equal(subscribed.length, 2, "subscribed again after the drop");
-        assert.equal(subscribed[1].ctx.wasRecovering, true);
-        assert.equal(subscribed[1].ctx.recovered, true);
-      } finally {
-        c.disconnect();
-        await proxy.close();
-      }
+        const again = resubscribed(sub);
+        assert.equal(again.wasRecovering, true);
+        assert.equal(again.recovered, true);
+      });
     });
 
     test("history trimmed past the client's position: subscribed says recovered false", async () => {
@@ -725,38 +646,14 @@ for (const [enc, Sdk] of ENCODINGS) {
       // The replay after the reconnect (--history-size publications) must stay
       // under the high-water mark, or the recovery itself is a slow client.
       await withHerald(["--client-max-buffer=1048576", "--history-size=4", "--max-publish-bytes=262144"], async (h) => {
-        const proxy = await startProxy(h.port);
-        const c = client(proxy.port);
-        const sub = subscription(c, "stream:cf-slow");
-        sub.subscribe();
-        c.connect();
-        try {
-          await waitFor(() => sub.state === "subscribed", "subscribed");
-          proxy.pauseUpstream();
-          // Past the kernel's socket buffers and the 1 MiB high-water mark, and
-          // no further: resumed as soon as the server counts the slow client, so
-          // its close frame (queued behind what the kernel holds) is written
-          // within the close grace, also on a slow (sanitizer) build.
-          // Random padding: the SDK's `ws` negotiates permessage-deflate, which
-          // would shrink a repeated one to almost nothing.
-          const pad = () => crypto.randomBytes(50_000).toString("hex");
-          const slowClosed = async () =>
-            /herald_disconnects_total\{[^}]*reason="slow_client"[^}]*\} [1-9]/.test(await (await fetch(`${h.url}/metrics`)).text());
-          for (let i = 0; i < 160 && !(i % 10 === 9 && (await slowClosed())); i++)
-            await publishOk(h.url, { channel: "stream:cf-slow", event: "big", data: { i, pad: pad() } });
-          proxy.resumeUpstream();
-          // The server closed it as a slow client (its own count), with 3008 when
-          // the close frame got through the drained path within the 2 s close
-          // grace; on a loaded sanitizer build the path may still hold megabytes
-          // then, and the SDK sees the TCP close ("transport closed", code 1).
-          await waitFor(() => c.events.some((e) => e.name === "connecting" && (e.ctx.code === 3008 || e.ctx.code === 1)), "the slow client's close", 8000);
+        const channel = "stream:cf-slow";
+        await withProxiedSubscriber(Sdk, h.port, channel, {}, async ({ c, sub, proxy }) => {
+          // The server closes it as a slow client (its own count).
+          const slowClosed = await closeAsSlow({ url: h.url, proxy, c, channel, data: (i) => ({ i }) });
           // The count and the close are two updates: wait for the count.
           await waitFor(slowClosed, "herald_disconnects_total{reason=slow_client} counted by the server");
           await waitFor(() => c.state === "connected" && sub.state === "subscribed", "reconnected", 8000);
-        } finally {
-          c.disconnect();
-          await proxy.close();
-        }
+        });
       });
     });
 
@@ -764,30 +661,11 @@ for (const [enc, Sdk] of ENCODINGS) {
       const first = await startHerald([]);
       const second = await startHerald([]);
       // The proxy stands for the load balancer: after the drop it forwards to the second.
-      let target = first.port;
-      const pairs = new Set();
-      const lb = net.createServer((cl) => {
-        const up = net.connect(target, "127.0.0.1");
-        cl.pipe(up);
-        up.pipe(cl);
-        const end = () => {
-          cl.destroy();
-          up.destroy();
-        };
-        pairs.add(end);
-        cl.on("error", end);
-        up.on("error", end);
-        cl.on("close", end);
-        up.on("close", end);
-      });
-      await new Promise((resolve) => lb.listen(0, "127.0.0.1", resolve));
-      const c = client(lb.address().port);
-      const sub = subscription(c, "stream:cf-shutdown");
-      sub.subscribe();
-      c.connect();
+      const lb = await startProxy(first.port);
+      const { c, sub } = subscribedClient(Sdk, lb.port, "stream:cf-shutdown");
       try {
         await waitFor(() => sub.state === "subscribed", "subscribed");
-        target = second.port;
+        lb.retarget(second.port);
         const stopping = first.stop();
         await waitFor(() => c.events.some((e) => e.name === "connecting" && e.ctx.code === 3001), "3001", 8000);
         await stopping;
@@ -796,8 +674,7 @@ for (const [enc, Sdk] of ENCODINGS) {
         await waitFor(() => sub.pubs.length === 1, "publication from the second instance");
       } finally {
         c.disconnect();
-        for (const end of pairs) end();
-        await new Promise((resolve) => lb.close(resolve));
+        await lb.close();
         stopInBackground(second);
       }
     });

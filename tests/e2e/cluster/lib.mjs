@@ -288,6 +288,25 @@ export async function startClusterHerald(redisUrl, { via = "env", args = [] } = 
   return startHerald(args, { env: { REDIS_URL: redisUrl } });
 }
 
+/**
+ * A private redis-server (startRedis(redisOpts): port, rdbDir, ...) and one
+ * herald on it (startClusterHerald), waited for until ready (waitReady);
+ * both pushed onto `stops`, a cleanupStack() (../lib/processes.mjs), so
+ * they are stopped after the file, herald first.
+ * @param {Array} stops the file's cleanupStack()
+ * @param {object} redisOpts startRedis options
+ * @returns {Promise<{redis: object, h: object}>} the two handles
+ * @throws when either does not start, or herald is not ready within 5 s
+ */
+export async function startRedisAndHerald(stops, redisOpts = {}) {
+  const redis = await startRedis(redisOpts);
+  stops.push(redis);
+  const h = await startClusterHerald(redis.url);
+  stops.push(h);
+  await waitReady(h.url);
+  return { redis, h };
+}
+
 /** Starts `n` instances on one Redis and waits until each answers /readyz 200. */
 export async function startCluster(redisUrl, n = 3, opts = {}) {
   const hs = [];
