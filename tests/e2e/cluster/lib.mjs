@@ -356,6 +356,23 @@ export function suiteCluster(n = 3, { via = "env", args = [], haproxy = false, b
   return fx;
 }
 
+/**
+ * The `after` hook (20 s at most) of a describe block on a Redis Cluster:
+ * closes the block's clients (entries `{client}` whose client has close();
+ * a failing close is ignored, it may be closed already), then stops its
+ * herald instances and the cluster (startRedisCluster's handle).
+ * @param {() => {clients: Array<{client: {close: () => Promise<void>}}>, hs: object[], cluster?: object}} what
+ *   called in the hook: the block's `before` hook fills them in
+ */
+export function afterRedisCluster(what) {
+  after(async () => {
+    const { clients, hs, cluster } = what();
+    await Promise.all(clients.map(({ client }) => client.close().catch(() => {})));
+    await Promise.all(hs.map((h) => h.stop()));
+    await cluster?.stop();
+  }, { timeout: 20_000 });
+}
+
 /** GET /readyz of `url`; a failed request is `{status: 0}`. */
 export async function readyz(url) {
   try {

@@ -168,6 +168,24 @@ async function commandClients(port) {
     .sort();
 }
 
+/**
+ * Arms `fault` (a mode of startFaultProxy's arm()) for `channel` on `proxy`, runs `send()`
+ * and asserts the fault was injected: the rule reached `stage`.
+ * @param {{arm: Function}} proxy
+ * @param {string} channel
+ * @param {string} fault "drop-before-reply", "drop-at-wait" or "hold"
+ * @param {() => Promise<T>} send the request that meets the fault
+ * @param {string} stage the rule's stage once injected ("done", or "holding" for "hold")
+ * @returns {Promise<T>} what `send` returned
+ * @template T
+ */
+async function withFault(proxy, channel, fault, send, stage = "done") {
+  const rule = proxy.arm(channel, fault);
+  const r = await send();
+  assert.equal(rule.stage, stage, "the fault was injected");
+  return r;
+}
+
 /** Waits until herald is ready and both its command connections are in Redis's CLIENT LIST. */
 async function settle(fx) {
   await waitReady(fx.h.url, 15_000);
@@ -256,10 +274,9 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
     await settle(fx);
     const { h, master, proxy } = fx;
     const CH = "stream:o-drop-reply";
-    const rule = proxy.arm(CH, "drop-before-reply");
     const body = { channel: CH, event: "e", data: { n: 1 } };
-    const r = await publish(h.url, body, { headers: { "Idempotency-Key": "k-drop-1" } });
-    assert.equal(rule.stage, "done", "the fault was injected");
+    const r = await withFault(proxy, CH, "drop-before-reply", () =>
+      publish(h.url, body, { headers: { "Idempotency-Key": "k-drop-1" } }));
     assert503(r, UNKNOWN);
     assert.deepEqual(await held(master.port, CH), { xlen: 1, offset: 1 }); // Redis did store it
     const again = await retryUntilStored(h.url, body, "k-drop-1");
@@ -268,9 +285,8 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
 
     // The same on /api/publish, in Centrifugo's error shape.
     const API = "stream:o-drop-api";
-    const apiRule = proxy.arm(API, "drop-before-reply");
-    const a = await apiCall(h.url, "/api/publish", { channel: API, data: { n: 2 }, idempotency_key: "k-drop-2" });
-    assert.equal(apiRule.stage, "done", "the fault was injected");
+    const a = await withFault(proxy, API, "drop-before-reply", () =>
+      apiCall(h.url, "/api/publish", { channel: API, data: { n: 2 }, idempotency_key: "k-drop-2" }));
     assert503(a, UNKNOWN);
     assert.deepEqual(await held(master.port, API), { xlen: 1, offset: 1 });
   });
@@ -279,9 +295,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
     await settle(fx);
     const { h, master, proxy } = fx;
     const CH = "stream:o-drop-wait";
-    const rule = proxy.arm(CH, "drop-at-wait");
-    const r = await publish(h.url, { channel: CH, event: "e", data: 1 });
-    assert.equal(rule.stage, "done", "the fault was injected");
+    const r = await withFault(proxy, CH, "drop-at-wait", () => publish(h.url, { channel: CH, event: "e", data: 1 }));
     assert503(r, STORED_NOT_REPLICATED);
     assert.match(r.json.error.message, /WAIT got no reply/, r.text);
     assert.deepEqual(await held(master.port, CH), { xlen: 1, offset: 1 });
