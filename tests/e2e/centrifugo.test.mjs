@@ -25,7 +25,6 @@ import {
   getJson,
   publish,
   publishOk,
-  readReply,
   securedSuiteHerald,
   sleep,
   startHerald,
@@ -35,6 +34,8 @@ import {
   withHerald,
 } from "./lib/herald.mjs";
 import {
+  api,
+  apiRaw,
   assertBurstAnswered,
   closeAsSlow,
   COMMANDS_BURST as BURST,
@@ -57,28 +58,6 @@ after(awaitBackgroundStops);
 
 /** What the app passes as command data (rpc, publish): a JSON value, or its bytes for the Protobuf build. */
 const commandData = (enc, value) => (enc === "protobuf" ? new TextEncoder().encode(JSON.stringify(value)) : value);
-
-/** POST /api/{method} with the API key in X-API-Key; throws unless 200 with a result. */
-async function api(h, method, body, key, { header = "x-api-key" } = {}) {
-  const r = await apiRaw(h, method, body, key, { header });
-  if (r.status !== 200 || !r.json?.result) throw new Error(`/api/${method}: ${r.status} ${r.text}`);
-  return r.json.result;
-}
-
-async function apiRaw(h, method, body, key, { header = "x-api-key" } = {}) {
-  const headers = { "content-type": "application/json" };
-  if (key !== undefined) {
-    if (header === "authorization") headers.authorization = `apikey ${key}`;
-    else if (header === "bearer") headers.authorization = `Bearer ${key}`;
-    else headers[header] = key;
-  }
-  const res = await fetch(`${h.url}/api/${method}`, {
-    method: "POST",
-    headers,
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-  return readReply(res);
-}
 
 const waitFor = (fn, what, timeoutMs = 5000) => waitUntil(fn, { what, timeoutMs });
 const lastEvent = (x, name) => [...x.events].reverse().find((e) => e.name === name);
@@ -107,8 +86,8 @@ for (const [enc, Sdk] of ENCODINGS) {
             await publishOk(h.url, { channel: "stream:cf-order", event: "tick", data: { i } }, { headers: auth.auth });
             await publishOk(h.url, { channel: `user:${ALICE}`, event: "credited", data: { i } }, { headers: auth.auth });
           } else {
-            await api(h, "publish", { channel: "stream:cf-order", data: { i }, tags: { event: "tick" } }, auth.apiKey);
-            await api(h, "publish", { channel: `user:${ALICE}`, data: { i }, tags: { event: "credited" } }, auth.apiKey);
+            await api(h.url, "publish", { channel: "stream:cf-order", data: { i }, tags: { event: "tick" } }, auth.apiKey);
+            await api(h.url, "publish", { channel: `user:${ALICE}`, data: { i }, tags: { event: "credited" } }, auth.apiKey);
           }
         }
         await waitFor(() => stream.pubs.length >= 20 && mine.pubs.length >= 20, "40 publications");
@@ -263,7 +242,7 @@ describe("centrifuge SDK: a JSON client and a Protobuf client on one channel", (
           nested: { list: [i, -i, 1.5, true, false, null], empty: {}, none: [] },
         };
         sent.push(data);
-        if (i % 2) await api(h, "publish", { channel, data, tags: { event: "api" } }, auth.apiKey);
+        if (i % 2) await api(h.url, "publish", { channel, data, tags: { event: "api" } }, auth.apiKey);
         else await publishOk(h.url, { channel, event: "v1", data }, { headers: auth.auth });
       }
       await waitFor(() => jsonSub.pubs.length >= 12 && protoSub.pubs.length >= 12, "12 publications on each client");
@@ -298,7 +277,7 @@ describe("centrifuge SDK: a JSON client and a Protobuf client on one channel", (
       // inside their resubscribe replies.
       proxy.drop();
       for (let n = 2; n <= 6; n++) {
-        if (n % 2) await api(h, "publish", { channel, data: { n }, tags: { event: "e" } }, auth.apiKey);
+        if (n % 2) await api(h.url, "publish", { channel, data: { n }, tags: { event: "e" } }, auth.apiKey);
         else await publishOk(h.url, { channel, event: "e", data: { n } }, { headers: auth.auth });
       }
       await waitFor(() => jsonSub.pubs.length >= 6 && protoSub.pubs.length >= 6, "6 publications on each client", 8000);
@@ -468,38 +447,38 @@ describe("Centrifugo server API", () => {
   const { h, auth } = securedSuiteHerald();
 
   test("publish, broadcast, history and info answer Centrifugo's shapes", async () => {
-    const first = await api(h, "publish", { channel: "stream:api-1", data: { n: 1 } }, auth.apiKey);
+    const first = await api(h.url, "publish", { channel: "stream:api-1", data: { n: 1 } }, auth.apiKey);
     assert.equal(first.offset, 1);
     assert.match(first.epoch, /^[a-z0-9]{1,32}$/);
-    const second = await api(h, "publish", { channel: "stream:api-1", data: { n: 2 }, tags: { event: "e2" } }, auth.apiKey,
+    const second = await api(h.url, "publish", { channel: "stream:api-1", data: { n: 2 }, tags: { event: "e2" } }, auth.apiKey,
                              { header: "authorization" });
     assert.deepEqual(second, { offset: 2, epoch: first.epoch });
-    const b = await api(h, "broadcast", { channels: ["stream:api-1", "stream:api-2"], data: { n: 3 } }, auth.apiKey);
+    const b = await api(h.url, "broadcast", { channels: ["stream:api-1", "stream:api-2"], data: { n: 3 } }, auth.apiKey);
     assert.equal(b.responses.length, 2);
     assert.deepEqual(b.responses[0].result, { offset: 3, epoch: first.epoch });
     assert.equal(b.responses[1].result.offset, 1);
     // limit 0: the position only; the same as GET /v1/channels/{name}.
-    const pos = await api(h, "history", { channel: "stream:api-1", limit: 0 }, auth.apiKey);
+    const pos = await api(h.url, "history", { channel: "stream:api-1", limit: 0 }, auth.apiKey);
     assert.deepEqual(pos, { publications: [], epoch: first.epoch, offset: 3 });
     const own = await getJson(h.url, "/v1/channels/stream:api-1", { headers: auth.auth });
     assert.deepEqual(own.json, { channel: "stream:api-1", epoch: first.epoch, offset: 3 });
-    const hist = await api(h, "history", { channel: "stream:api-1", limit: 2 }, auth.apiKey);
+    const hist = await api(h.url, "history", { channel: "stream:api-1", limit: 2 }, auth.apiKey);
     assert.deepEqual(hist.publications.map((p) => [p.offset, p.data.n, p.tags.event]), [[2, 2, "e2"], [3, 3, "publication"]]);
-    const empty = await api(h, "history", { channel: "stream:api-never" }, auth.apiKey);
+    const empty = await api(h.url, "history", { channel: "stream:api-never" }, auth.apiKey);
     assert.equal(empty.offset, 0);
     assert.match(empty.epoch, /^[a-z0-9]+$/);
-    const info = await api(h, "info", {}, auth.apiKey);
+    const info = await api(h.url, "info", {}, auth.apiKey);
     assert.equal(info.nodes.length, 1);
     assert.equal(typeof info.nodes[0].num_clients, "number");
   });
 
   test("refusals: API key, malformed body, bad channel, unsupported fields", async () => {
-    const noKey = await apiRaw(h, "publish", { channel: "stream:x", data: {} });
+    const noKey = await apiRaw(h.url, "publish", { channel: "stream:x", data: {} });
     assert.equal(noKey.status, 401);
     assert.equal(noKey.json.error.code, 101);
-    const badKey = await apiRaw(h, "publish", { channel: "stream:x", data: {} }, "nope");
+    const badKey = await apiRaw(h.url, "publish", { channel: "stream:x", data: {} }, "nope");
     assert.equal(badKey.status, 401);
-    const bearer = await apiRaw(h, "publish", { channel: "stream:x", data: {} }, auth.apiKey, { header: "bearer" });
+    const bearer = await apiRaw(h.url, "publish", { channel: "stream:x", data: {} }, auth.apiKey, { header: "bearer" });
     assert.equal(bearer.status, 401, "the server API reads X-API-Key or Authorization: apikey");
     // Was "the API key is not accepted" for the right key: say where /api reads it.
     assert.equal(bearer.json.error.code, 101);
@@ -512,19 +491,19 @@ describe("Centrifugo server API", () => {
     const apikeyOnPublish = await publish(h.url, { channel: "stream:x", event: "e", data: {} }, { headers: { authorization: `apikey ${auth.apiKey}` } });
     assert.equal(apikeyOnPublish.status, 401);
     assert.equal(apikeyOnPublish.json.error.message, "publishing needs Authorization: Bearer <API key>");
-    const malformed = await apiRaw(h, "publish", "{", auth.apiKey);
+    const malformed = await apiRaw(h.url, "publish", "{", auth.apiKey);
     assert.equal(malformed.status, 400);
     assert.equal(malformed.json.error.code, 107);
-    const channel = await apiRaw(h, "publish", { channel: "room:1", data: {} }, auth.apiKey);
+    const channel = await apiRaw(h.url, "publish", { channel: "room:1", data: {} }, auth.apiKey);
     assert.equal(channel.status, 400);
     assert.equal(channel.json.error.code, 102);
-    const b64 = await apiRaw(h, "publish", { channel: "stream:x", b64data: "AA==" }, auth.apiKey);
+    const b64 = await apiRaw(h.url, "publish", { channel: "stream:x", b64data: "AA==" }, auth.apiKey);
     assert.equal(b64.json.error.code, 107);
     const noKeyPos = await getJson(h.url, "/v1/channels/stream:x");
     assert.equal(noKeyPos.status, 401);
     const badName = await getJson(h.url, "/v1/channels/room:1", { headers: auth.auth });
     assert.equal(badName.status, 400);
-    const tag = await apiRaw(h, "publish", { channel: "stream:x", data: {}, tags: { event: "e", n: 1 } }, auth.apiKey);
+    const tag = await apiRaw(h.url, "publish", { channel: "stream:x", data: {}, tags: { event: "e", n: 1 } }, auth.apiKey);
     assert.equal(tag.status, 400);
     assert.equal(tag.json.error.code, 107);
     assert.match(tag.json.error.message, /tags\.n/);
@@ -534,8 +513,8 @@ describe("Centrifugo server API", () => {
     const cases = [
       // A body over --max-publish-bytes (413), an unknown path (404), a method
       // the route does not take (405), a head over --max-header-bytes (431).
-      [await apiRaw(h, "publish", JSON.stringify({ channel: "stream:x", data: "x".repeat(70_000) }), auth.apiKey), 413],
-      [await apiRaw(h, "foo", {}, auth.apiKey), 404],
+      [await apiRaw(h.url, "publish", JSON.stringify({ channel: "stream:x", data: "x".repeat(70_000) }), auth.apiKey), 413],
+      [await apiRaw(h.url, "foo", {}, auth.apiKey), 404],
       [await getJson(h.url, "/api/publish"), 405],
       [await getJson(h.url, "/api/info", { headers: { "x-big": "y".repeat(10_000) } }), 431],
     ];
@@ -551,11 +530,11 @@ describe("Centrifugo server API", () => {
   });
 
   test("broadcast: a channel listed twice is published twice, one response per entry in order", async () => {
-    const b = await api(h, "broadcast", { channels: ["stream:bx", "stream:by", "stream:bx"], data: { n: 1 } }, auth.apiKey);
+    const b = await api(h.url, "broadcast", { channels: ["stream:bx", "stream:by", "stream:bx"], data: { n: 1 } }, auth.apiKey);
     assert.deepEqual(b.responses.map((r) => r.result.offset).sort(), [1, 1, 2]);
     assert.equal(b.responses[1].result.offset, 1, "stream:by");
     assert.deepEqual(new Set([b.responses[0].result.offset, b.responses[2].result.offset]), new Set([1, 2]));
-    const hist = await api(h, "history", { channel: "stream:bx", limit: 10 }, auth.apiKey);
+    const hist = await api(h.url, "history", { channel: "stream:bx", limit: 10 }, auth.apiKey);
     assert.equal(hist.offset, 2);
   });
 });

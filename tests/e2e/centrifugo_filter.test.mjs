@@ -16,7 +16,7 @@ import { after, describe, test } from "node:test";
 
 
 import { awaitBackgroundStops, publish, publishOk, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
-import { ENCODINGS, rawCentrifugo, resubscribed, sdkClient, subscribedClient, subscription, withProxiedSubscriber } from "./lib/centrifuge.mjs";
+import { api, ENCODINGS, rawCentrifugo, resubscribed, sdkClient, subscribedClient, subscription, withProxiedSubscriber } from "./lib/centrifuge.mjs";
 
 after(awaitBackgroundStops);
 
@@ -192,12 +192,7 @@ describe("Centrifugo JSON protocol on a raw socket: tf", () => {
       c.ws.send(JSON.stringify({ id: 1, connect: {} }));
       c.ws.send(JSON.stringify({ id: 2, subscribe: { channel: "stream:tags", tf: { key: "asset", cmp: "ex" } } }));
       await waitFor(() => c.replies.some((r) => r.id === 2), "subscribe reply");
-      const api = await fetch(`${h.url}/api/publish`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ channel: "stream:tags", data: { n: 1 }, tags: { event: "withdrawn", asset: "USDC" } }),
-      });
-      assert.equal(api.status, 200, await api.text());
+      await api(h.url, "publish", { channel: "stream:tags", data: { n: 1 }, tags: { event: "withdrawn", asset: "USDC" } });
       await waitFor(() => c.replies.some((r) => r.push?.pub), "the push");
       assert.deepEqual(c.replies.find((r) => r.push?.pub).push.pub.tags, { event: "withdrawn", asset: "USDC" });
     } finally {

@@ -23,7 +23,7 @@ import { Centrifuge as CentrifugeProtobuf } from "centrifuge/build/protobuf";
 import WebSocket from "ws";
 
 import { awaitBackgroundStops, getJson, publishOk, suiteHerald, waitUntil } from "./lib/herald.mjs";
-import { assertBurstAnswered, COMMANDS_BURST as BURST, COMMANDS_LIMIT_ARGS } from "./lib/centrifuge.mjs";
+import { api, assertBurstAnswered, COMMANDS_BURST as BURST, COMMANDS_LIMIT_ARGS } from "./lib/centrifuge.mjs";
 
 after(awaitBackgroundStops);
 
@@ -342,16 +342,8 @@ async function stillServes(h) {
   }
 }
 
-async function apiPublish(h, channel, data, event) {
-  const res = await fetch(`${h.url}/api/publish`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ channel, data, tags: { event } }),
-  });
-  const body = await res.json();
-  if (res.status !== 200 || !body.result) throw new Error(`/api/publish: ${res.status} ${JSON.stringify(body)}`);
-  return body.result;
-}
+/** Publishes through /api/publish (the event as tag `event`); returns the result. */
+const apiPublish = (h, channel, data, event) => api(h.url, "publish", { channel, data, tags: { event } });
 
 // ---------------------------------------------------------------------------
 

@@ -27,6 +27,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { before, describe, test } from "node:test";
 
+import { apiRaw } from "../lib/centrifuge.mjs";
 import { publish } from "../lib/herald.mjs";
 import { cleanupStack } from "../lib/processes.mjs";
 import { freePort, redisCli, startClusterHerald, startRedis, tempDir, waitReady, waitReplicasInSync, waitUntil } from "./lib.mjs";
@@ -120,15 +121,6 @@ async function held(port, channel) {
   return { xlen: Number(xlen), offset: offset.length === 0 ? 0 : Number(offset[0]) };
 }
 
-async function apiCall(url, route, body) {
-  const res = await fetch(`${url}${route}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, json: JSON.parse(text) };
-}
 
 /** Asserts a 503 `unavailable` whose message matches `re`, with Retry-After. */
 function assert503(r, re) {
@@ -260,7 +252,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
     assert.deepEqual(await redisCli(master.port, "ACL", "SETUSER", "default", "-wait"), ["OK"]);
     let r;
     try {
-      r = await apiCall(h.url, "/api/broadcast", { channels: [A, B], data: { x: 1 }, tags: { event: "e" } });
+      r = await apiRaw(h.url, "broadcast", { channels: [A, B], data: { x: 1 }, tags: { event: "e" } });
     } finally {
       assert.deepEqual(await redisCli(master.port, "ACL", "SETUSER", "default", "+wait"), ["OK"]);
     }
@@ -286,7 +278,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
     // The same on /api/publish, in Centrifugo's error shape.
     const API = "stream:o-drop-api";
     const a = await withFault(proxy, API, "drop-before-reply", () =>
-      apiCall(h.url, "/api/publish", { channel: API, data: { n: 2 }, idempotency_key: "k-drop-2" }));
+      apiRaw(h.url, "publish", { channel: API, data: { n: 2 }, idempotency_key: "k-drop-2" }));
     assert503(a, UNKNOWN);
     assert.deepEqual(await held(master.port, API), { xlen: 1, offset: 1 });
   });
@@ -332,7 +324,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
       const r = await publish(h.url, { channel: CH, event: "e", data: 2 });
       assert503(r, NOT_STORED);
       assert.match(r.json.error.message, /READONLY/, r.text);
-      const a = await apiCall(h.url, "/api/publish", { channel: CH, data: 3 });
+      const a = await apiRaw(h.url, "publish", { channel: CH, data: 3 });
       assert503(a, NOT_STORED);
       assert.deepEqual(await held(master.port, CH), { xlen: 1, offset: 1 });
     } finally {

@@ -9,7 +9,7 @@ import { Centrifuge } from "centrifuge";
 import { Centrifuge as CentrifugeProtobuf } from "centrifuge/build/protobuf";
 import WebSocket from "ws";
 
-import { publishOk, sleep, waitUntil } from "./herald.mjs";
+import { publishOk, readReply, sleep, waitUntil } from "./herald.mjs";
 import { startProxy } from "./proxy.mjs";
 
 /** [name, SDK class]: Centrifugo's JSON protocol and its Protobuf protocol. */
@@ -254,4 +254,39 @@ export async function closeAsSlow({ url, proxy, c, channel, data, timeoutMs = 80
     timeoutMs,
   });
   return slowClosed;
+}
+
+/**
+ * POST `${url}/api/${method}`: Centrifugo's server API (docs/centrifugo.md
+ * "Server API"). `body` is JSON-serialised unless it is a string (sent as
+ * is); `key`, when given, goes in the header `header` names: "x-api-key"
+ * (X-API-Key: <key>), "authorization" (Authorization: apikey <key>) or
+ * "bearer" (Authorization: Bearer <key>, which /api refuses).
+ * @param {string} url herald's base URL
+ * @param {string} method publish, broadcast, history, info, ...
+ * @returns {Promise<{status:number, headers:Headers, text:string, json:any}>} readReply()
+ */
+export async function apiRaw(url, method, body, key, { header = "x-api-key" } = {}) {
+  const headers = { "content-type": "application/json" };
+  if (key !== undefined) {
+    if (header === "authorization") headers.authorization = `apikey ${key}`;
+    else if (header === "bearer") headers.authorization = `Bearer ${key}`;
+    else headers[header] = key;
+  }
+  const res = await fetch(`${url}/api/${method}`, {
+    method: "POST",
+    headers,
+    body: typeof body === "string" ? body : JSON.stringify(body),
+  });
+  return readReply(res);
+}
+
+/**
+ * apiRaw() for a call that must succeed: returns the answer's `result`.
+ * @throws {Error} with the status and body unless the answer is 200 with a `result`
+ */
+export async function api(url, method, body, key, opts) {
+  const r = await apiRaw(url, method, body, key, opts);
+  if (r.status !== 200 || !r.json?.result) throw new Error(`/api/${method}: ${r.status} ${r.text}`);
+  return r.json.result;
 }
