@@ -162,6 +162,14 @@ before() {
   [[ -z $BEFORE ]] || bench "$1" before "${@:2}"
 }
 
+# three_ways NAME LOADTEST-ARGS...: NAME-herald, NAME-before (with $BEFORE,
+# when given) and NAME-baseline, one after the other, with the same arguments.
+three_ways() {
+  bench "$1-herald" herald "${@:2}"
+  before "$1-before" "${@:2}"
+  bench "$1-baseline" baseline "${@:2}"
+}
+
 # --- the runs -----------------------------------------------------------------
 find_max=(--find-max --rate "$FIND_MAX_RATE" --step-seconds "$FIND_MAX_STEP_SECONDS"
           --step-factor "$FIND_MAX_STEP_FACTOR" --duration 300)
@@ -171,10 +179,7 @@ for t in sse ws; do
   bench "idle-$t-baseline" baseline "${idle[@]}"
 done
 for t in sse ws; do
-  idle_big=(--scenario idle --transport "$t" --connections "$BIG" --workers 2 --hold-seconds 10)
-  bench "idle-big-$t-herald" herald "${idle_big[@]}"
-  before "idle-big-$t-before" "${idle_big[@]}"
-  bench "idle-big-$t-baseline" baseline "${idle_big[@]}"
+  three_ways "idle-big-$t" --scenario idle --transport "$t" --connections "$BIG" --workers 2 --hold-seconds 10
 done
 for t in sse ws; do
   fanout=(--scenario fanout --transport "$t" --connections "$N" --publications "$FANOUT_PUBLICATIONS"
@@ -184,17 +189,11 @@ for t in sse ws; do
 done
 # 10 publications/s to every subscriber on one pinned core.
 for t in sse ws; do
-  fanout10=(--scenario fanout --transport "$t" --connections "$N" --publications "$FANOUT10_PUBLICATIONS" --rate 10)
-  bench "fanout10-$t-herald" herald "${fanout10[@]}"
-  before "fanout10-$t-before" "${fanout10[@]}"
-  bench "fanout10-$t-baseline" baseline "${fanout10[@]}"
+  three_ways "fanout10-$t" --scenario fanout --transport "$t" --connections "$N" --publications "$FANOUT10_PUBLICATIONS" --rate 10
 done
 # A lone publication (one every 2 s): publish-to-last-subscriber latency.
 for t in sse ws; do
-  lone=(--scenario fanout --transport "$t" --connections "$N" --publications "$LONE_PUBLICATIONS" --rate 0.5)
-  bench "lone-$t-herald" herald "${lone[@]}"
-  before "lone-$t-before" "${lone[@]}"
-  bench "lone-$t-baseline" baseline "${lone[@]}"
+  three_ways "lone-$t" --scenario fanout --transport "$t" --connections "$N" --publications "$LONE_PUBLICATIONS" --rate 0.5
 done
 for t in sse ws; do
   bench "fanout-max-$t-herald" herald --scenario fanout --transport "$t" --connections "$N" "${find_max[@]}"

@@ -48,22 +48,17 @@ const server = spawn(bin, ["--port=0", "--host=127.0.0.1", "--insecure", "--max-
 let port;
 await new Promise((resolve, reject) => {
   let log = "";
-  server.stderr.on("data", (d) => {
+  // The "listening on" line may come on either stream.
+  const onOutput = (d) => {
     log += d;
     const m = /listening on 127\.0\.0\.1:(\d+)/.exec(log);
     if (m && !port) {
       port = Number(m[1]);
       resolve();
     }
-  });
-  server.stdout.on("data", (d) => {
-    log += d;
-    const m = /listening on 127\.0\.0\.1:(\d+)/.exec(log);
-    if (m && !port) {
-      port = Number(m[1]);
-      resolve();
-    }
-  });
+  };
+  server.stderr.on("data", onOutput);
+  server.stdout.on("data", onOutput);
   server.once("exit", (c) => reject(new Error(`herald exited ${c}: ${log}`)));
 });
 const agent = new http.Agent({ keepAlive: true, maxSockets: 8 });

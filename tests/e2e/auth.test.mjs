@@ -13,6 +13,8 @@ import {
   badAccountId,
   getJson,
   probeUntilDelivered,
+  publish,
+  publishOk,
   rawSse,
   sseCurl,
   sseReady,
@@ -28,29 +30,11 @@ const bob = accountId(202);
 
 after(awaitBackgroundStops);
 
-/** POST /v1/publish with extra headers; resolves {status, json, headers}. */
-async function publishWith(url, body, headers = {}) {
-  const res = await fetch(`${url}/v1/publish`, {
-    method: "POST",
-    headers: { "content-type": "application/json", ...headers },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, json, headers: res.headers, text };
-}
+/** POST /v1/publish with extra headers; resolves {status, json, headers, text}. */
+const publishWith = (url, body, headers = {}) => publish(url, body, { headers });
 
 /** A publishOk that sends the API key. */
-const sender = (apiKey) => async (url, body) => {
-  const r = await publishWith(url, body, { authorization: `Bearer ${apiKey}` });
-  if (r.status !== 200) throw new Error(`publish failed: ${r.status} ${r.text}`);
-  return r.json.offsets;
-};
+const sender = (apiKey) => (url, body) => publishOk(url, body, { headers: { authorization: `Bearer ${apiKey}` } });
 
 /** GET /v1/sse that is expected to be refused: {status, json, headers}. */
 async function sseRefused(url, query, headers = {}) {

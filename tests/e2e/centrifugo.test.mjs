@@ -14,13 +14,10 @@
 // in centrifugo_protobuf.test.mjs. docs/centrifugo.md is the contract.
 
 import assert from "node:assert/strict";
-import crypto from "node:crypto";
-import net from "node:net";
 import { after, describe, test } from "node:test";
 
 import { Centrifuge } from "centrifuge";
 import { Centrifuge as CentrifugeProtobuf } from "centrifuge/build/protobuf";
-import WebSocket from "ws";
 
 import {
   accountId,
@@ -28,6 +25,7 @@ import {
   getJson,
   publish,
   publishOk,
+  securedSuiteHerald,
   sleep,
   startHerald,
   stopInBackground,
@@ -35,9 +33,23 @@ import {
   waitUntil,
   withHerald,
 } from "./lib/herald.mjs";
-import { ENCODINGS, pubData, rawCentrifugo, sdkClient, subscription } from "./lib/centrifuge.mjs";
+import {
+  api,
+  apiRaw,
+  assertBurstAnswered,
+  closeAsSlow,
+  COMMANDS_BURST as BURST,
+  COMMANDS_LIMIT_ARGS,
+  ENCODINGS,
+  rawCentrifugo,
+  resubscribed,
+  sdkClient,
+  subscribedClient,
+  subscription,
+  withProxiedSubscriber,
+} from "./lib/centrifuge.mjs";
 import { startProxy } from "./lib/proxy.mjs";
-import { hsSetup, nowS, signJwt } from "./lib/tokens.mjs";
+import { nowS, signJwt } from "./lib/tokens.mjs";
 
 const ALICE = accountId(1);
 const BOB = accountId(2);
@@ -47,35 +59,6 @@ after(awaitBackgroundStops);
 /** What the app passes as command data (rpc, publish): a JSON value, or its bytes for the Protobuf build. */
 const commandData = (enc, value) => (enc === "protobuf" ? new TextEncoder().encode(JSON.stringify(value)) : value);
 
-/** POST /api/{method} with the API key in X-API-Key; throws unless 200 with a result. */
-async function api(h, method, body, key, { header = "x-api-key" } = {}) {
-  const r = await apiRaw(h, method, body, key, { header });
-  if (r.status !== 200 || !r.json?.result) throw new Error(`/api/${method}: ${r.status} ${r.text}`);
-  return r.json.result;
-}
-
-async function apiRaw(h, method, body, key, { header = "x-api-key" } = {}) {
-  const headers = { "content-type": "application/json" };
-  if (key !== undefined) {
-    if (header === "authorization") headers.authorization = `apikey ${key}`;
-    else if (header === "bearer") headers.authorization = `Bearer ${key}`;
-    else headers[header] = key;
-  }
-  const res = await fetch(`${h.url}/api/${method}`, {
-    method: "POST",
-    headers,
-    body: typeof body === "string" ? body : JSON.stringify(body),
-  });
-  const text = await res.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, text, json };
-}
-
 const waitFor = (fn, what, timeoutMs = 5000) => waitUntil(fn, { what, timeoutMs });
 const lastEvent = (x, name) => [...x.events].reverse().find((e) => e.name === name);
 
@@ -83,14 +66,7 @@ for (const [enc, Sdk] of ENCODINGS) {
   const client = (port, opts) => sdkClient(Sdk, port, opts);
 
   describe(`centrifuge SDK (${enc}): connect, subscribe, publications, tokens`, () => {
-    let auth;
-    const h = suiteHerald(
-      () => {
-        auth = hsSetup();
-        return [...auth.args, "--ws-ping-interval=1", "--ws-pong-timeout=1", "--jwt-leeway=0", "--token-refresh-grace=1"];
-      },
-      { insecure: false },
-    );
+    const { h, auth } = securedSuiteHerald(["--ws-ping-interval=1", "--ws-pong-timeout=1", "--jwt-leeway=0", "--token-refresh-grace=1"]);
 
     test("a token connects; stream: and user: publications arrive once and in order", async () => {
       const c = client(h.port, { token: auth.token({ sub: ALICE }) });
@@ -110,8 +86,8 @@ for (const [enc, Sdk] of ENCODINGS) {
             await publishOk(h.url, { channel: "stream:cf-order", event: "tick", data: { i } }, { headers: auth.auth });
             await publishOk(h.url, { channel: `user:${ALICE}`, event: "credited", data: { i } }, { headers: auth.auth });
           } else {
-            await api(h, "publish", { channel: "stream:cf-order", data: { i }, tags: { event: "tick" } }, auth.apiKey);
-            await api(h, "publish", { channel: `user:${ALICE}`, data: { i }, tags: { event: "credited" } }, auth.apiKey);
+            await api(h.url, "publish", { channel: "stream:cf-order", data: { i }, tags: { event: "tick" } }, auth.apiKey);
+            await api(h.url, "publish", { channel: `user:${ALICE}`, data: { i }, tags: { event: "credited" } }, auth.apiKey);
           }
         }
         await waitFor(() => stream.pubs.length >= 20 && mine.pubs.length >= 20, "40 publications");
@@ -247,25 +223,12 @@ for (const [enc, Sdk] of ENCODINGS) {
 }
 
 describe("centrifuge SDK: a JSON client and a Protobuf client on one channel", () => {
-  let auth;
-  const h = suiteHerald(
-    () => {
-      auth = hsSetup();
-      return auth.args;
-    },
-    { insecure: false },
-  );
+  const { h, auth } = securedSuiteHerald();
 
   test("both receive the same publications (data, event, offsets, in order) from /api/publish and /v1/publish", async () => {
     const channel = "stream:cf-mixed";
-    const json = sdkClient(Centrifuge, h.port, { token: auth.token({ sub: ALICE }) });
-    const proto = sdkClient(CentrifugeProtobuf, h.port, { token: auth.token({ sub: BOB }) });
-    const jsonSub = subscription(json, channel);
-    const protoSub = subscription(proto, channel);
-    jsonSub.subscribe();
-    protoSub.subscribe();
-    json.connect();
-    proto.connect();
+    const { c: json, sub: jsonSub } = subscribedClient(Centrifuge, h.port, channel, {}, { token: auth.token({ sub: ALICE }) });
+    const { c: proto, sub: protoSub } = subscribedClient(CentrifugeProtobuf, h.port, channel, {}, { token: auth.token({ sub: BOB }) });
     try {
       await waitFor(() => jsonSub.state === "subscribed" && protoSub.state === "subscribed", "both subscribed");
       // Data that must survive as it is: nested values, numbers, non-ASCII text
@@ -279,7 +242,7 @@ describe("centrifuge SDK: a JSON client and a Protobuf client on one channel", (
           nested: { list: [i, -i, 1.5, true, false, null], empty: {}, none: [] },
         };
         sent.push(data);
-        if (i % 2) await api(h, "publish", { channel, data, tags: { event: "api" } }, auth.apiKey);
+        if (i % 2) await api(h.url, "publish", { channel, data, tags: { event: "api" } }, auth.apiKey);
         else await publishOk(h.url, { channel, event: "v1", data }, { headers: auth.auth });
       }
       await waitFor(() => jsonSub.pubs.length >= 12 && protoSub.pubs.length >= 12, "12 publications on each client");
@@ -304,14 +267,8 @@ describe("centrifuge SDK: a JSON client and a Protobuf client on one channel", (
   test("both recover the same missed publications after their connections drop", async () => {
     const channel = "stream:cf-mixed-recover";
     const proxy = await startProxy(h.port);
-    const json = sdkClient(Centrifuge, proxy.port, { token: auth.token({ sub: ALICE }) });
-    const proto = sdkClient(CentrifugeProtobuf, proxy.port, { token: auth.token({ sub: ALICE }) });
-    const jsonSub = subscription(json, channel);
-    const protoSub = subscription(proto, channel);
-    jsonSub.subscribe();
-    protoSub.subscribe();
-    json.connect();
-    proto.connect();
+    const { c: json, sub: jsonSub } = subscribedClient(Centrifuge, proxy.port, channel, {}, { token: auth.token({ sub: ALICE }) });
+    const { c: proto, sub: protoSub } = subscribedClient(CentrifugeProtobuf, proxy.port, channel, {}, { token: auth.token({ sub: ALICE }) });
     try {
       await waitFor(() => jsonSub.state === "subscribed" && protoSub.state === "subscribed", "both subscribed");
       await publishOk(h.url, { channel, event: "e", data: { n: 1 } }, { headers: auth.auth });
@@ -320,7 +277,7 @@ describe("centrifuge SDK: a JSON client and a Protobuf client on one channel", (
       // inside their resubscribe replies.
       proxy.drop();
       for (let n = 2; n <= 6; n++) {
-        if (n % 2) await api(h, "publish", { channel, data: { n }, tags: { event: "e" } }, auth.apiKey);
+        if (n % 2) await api(h.url, "publish", { channel, data: { n }, tags: { event: "e" } }, auth.apiKey);
         else await publishOk(h.url, { channel, event: "e", data: { n } }, { headers: auth.auth });
       }
       await waitFor(() => jsonSub.pubs.length >= 6 && protoSub.pubs.length >= 6, "6 publications on each client", 8000);
@@ -341,27 +298,11 @@ describe("centrifuge SDK: a JSON client and a Protobuf client on one channel", (
 });
 
 describe("Centrifugo JSON protocol on a raw socket: malformed commands, one reply per id", () => {
-  let auth;
-  const h = suiteHerald(
-    () => {
-      auth = hsSetup();
-      return auth.args;
-    },
-    { insecure: false },
-  );
+  const { h, auth } = securedSuiteHerald();
 
   test("a malformed command with a readable id is answered 107 and the connection stays open", async () => {
-    const ws = new WebSocket(`ws://127.0.0.1:${h.port}/connection/websocket`);
-    const replies = [];
-    let closed = null;
-    ws.on("message", (m) => {
-      for (const line of m.toString().split("\n")) if (line.trim()) replies.push(JSON.parse(line));
-    });
-    ws.on("close", (code) => (closed = code));
-    await new Promise((res, rej) => {
-      ws.once("open", res);
-      ws.once("error", rej);
-    });
+    const c = await rawCentrifugo(h.port);
+    const { ws, replies } = c;
     try {
       ws.send(JSON.stringify({ id: 1, connect: { token: auth.token({ sub: ALICE }) } }));
       await waitFor(() => replies.some((r) => r.id === 1), "connect reply");
@@ -376,7 +317,7 @@ describe("Centrifugo JSON protocol on a raw socket: malformed commands, one repl
         assert.match(r.error.message, /duplicate key/);
       }
       assert.ok(replies.find((x) => x.id === 4).subscribe, JSON.stringify(replies));
-      assert.equal(closed, null);
+      assert.equal(c.closed, null);
     } finally {
       ws.close();
     }
@@ -387,20 +328,7 @@ describe("Centrifugo JSON protocol on a raw socket: malformed commands, one repl
     // message (after the connect reply, or with the connect). Each id gets
     // one reply: the superseded subscribe error 107, the later one the
     // subscription (docs/centrifugo.md, Codes). The first id used to get none.
-    const open = async () => {
-      const ws = new WebSocket(`ws://127.0.0.1:${h.port}/connection/websocket`);
-      const replies = [];
-      const state = { replies, closed: null, ws };
-      ws.on("message", (m) => {
-        for (const line of m.toString().split("\n")) if (line.trim()) replies.push(JSON.parse(line));
-      });
-      ws.on("close", (code) => (state.closed = code));
-      await new Promise((res, rej) => {
-        ws.once("open", res);
-        ws.once("error", rej);
-      });
-      return state;
-    };
+    const open = () => rawCentrifugo(h.port);
     const token = auth.token({ sub: ALICE });
     const connect = JSON.stringify({ id: 1, connect: { token } });
     const pair = '{"id":2,"subscribe":{"channel":"stream:q"}}\n{"id":3,"subscribe":{"channel":"stream:q"}}';
@@ -485,9 +413,7 @@ describe("Centrifugo JSON protocol on a raw socket: malformed commands, one repl
 
 
 describe("Centrifugo client protocol: commands per second", () => {
-  const BURST = 100;
-  // 1 per second: the refill while one message is read is at most a token or two.
-  const h = suiteHerald(["--ws-commands-per-second=1", `--ws-commands-burst=${BURST}`]);
+  const h = suiteHerald(COMMANDS_LIMIT_ARGS);
 
   test("one message of 150 commands past a burst of 100: the rest answered 111 by id, not run", async () => {
     const c = await rawCentrifugo(h.port);
@@ -498,16 +424,7 @@ describe("Centrifugo client protocol: commands per second", () => {
       const ids = Array.from({ length: 150 }, (_, i) => i + 2);
       c.ws.send(ids.map((id) => JSON.stringify({ id, ping: {} })).join("\n"));
       await waitFor(() => ids.every((id) => c.replies.some((r) => r.id === id)), "a reply to every command");
-      const answered = c.replies.filter((r) => ids.includes(r.id));
-      assert.equal(answered.length, ids.length, "each id answered once");
-      const pings = answered.filter((r) => r.ping);
-      const refused = answered.filter((r) => r.error);
-      // The connect took one of the 100 tokens.
-      assert.ok(pings.length >= BURST - 1 && pings.length <= BURST + 1, `${pings.length} pings run`);
-      assert.equal(pings.length + refused.length, ids.length);
-      for (const r of refused) assert.equal(r.error.code, 111, JSON.stringify(r));
-      // The commands that found a token are the first ones of the message.
-      assert.ok(Math.max(...pings.map((r) => r.id)) < Math.min(...refused.map((r) => r.id)));
+      assertBurstAnswered(c.replies, ids, BURST);
       assert.equal(c.closed, null);
     } finally {
       c.ws.close();
@@ -527,48 +444,41 @@ describe("Centrifugo client protocol: commands per second", () => {
 });
 
 describe("Centrifugo server API", () => {
-  let auth;
-  const h = suiteHerald(
-    () => {
-      auth = hsSetup();
-      return auth.args;
-    },
-    { insecure: false },
-  );
+  const { h, auth } = securedSuiteHerald();
 
   test("publish, broadcast, history and info answer Centrifugo's shapes", async () => {
-    const first = await api(h, "publish", { channel: "stream:api-1", data: { n: 1 } }, auth.apiKey);
+    const first = await api(h.url, "publish", { channel: "stream:api-1", data: { n: 1 } }, auth.apiKey);
     assert.equal(first.offset, 1);
     assert.match(first.epoch, /^[a-z0-9]{1,32}$/);
-    const second = await api(h, "publish", { channel: "stream:api-1", data: { n: 2 }, tags: { event: "e2" } }, auth.apiKey,
+    const second = await api(h.url, "publish", { channel: "stream:api-1", data: { n: 2 }, tags: { event: "e2" } }, auth.apiKey,
                              { header: "authorization" });
     assert.deepEqual(second, { offset: 2, epoch: first.epoch });
-    const b = await api(h, "broadcast", { channels: ["stream:api-1", "stream:api-2"], data: { n: 3 } }, auth.apiKey);
+    const b = await api(h.url, "broadcast", { channels: ["stream:api-1", "stream:api-2"], data: { n: 3 } }, auth.apiKey);
     assert.equal(b.responses.length, 2);
     assert.deepEqual(b.responses[0].result, { offset: 3, epoch: first.epoch });
     assert.equal(b.responses[1].result.offset, 1);
     // limit 0: the position only; the same as GET /v1/channels/{name}.
-    const pos = await api(h, "history", { channel: "stream:api-1", limit: 0 }, auth.apiKey);
+    const pos = await api(h.url, "history", { channel: "stream:api-1", limit: 0 }, auth.apiKey);
     assert.deepEqual(pos, { publications: [], epoch: first.epoch, offset: 3 });
     const own = await getJson(h.url, "/v1/channels/stream:api-1", { headers: auth.auth });
     assert.deepEqual(own.json, { channel: "stream:api-1", epoch: first.epoch, offset: 3 });
-    const hist = await api(h, "history", { channel: "stream:api-1", limit: 2 }, auth.apiKey);
+    const hist = await api(h.url, "history", { channel: "stream:api-1", limit: 2 }, auth.apiKey);
     assert.deepEqual(hist.publications.map((p) => [p.offset, p.data.n, p.tags.event]), [[2, 2, "e2"], [3, 3, "publication"]]);
-    const empty = await api(h, "history", { channel: "stream:api-never" }, auth.apiKey);
+    const empty = await api(h.url, "history", { channel: "stream:api-never" }, auth.apiKey);
     assert.equal(empty.offset, 0);
     assert.match(empty.epoch, /^[a-z0-9]+$/);
-    const info = await api(h, "info", {}, auth.apiKey);
+    const info = await api(h.url, "info", {}, auth.apiKey);
     assert.equal(info.nodes.length, 1);
     assert.equal(typeof info.nodes[0].num_clients, "number");
   });
 
   test("refusals: API key, malformed body, bad channel, unsupported fields", async () => {
-    const noKey = await apiRaw(h, "publish", { channel: "stream:x", data: {} });
+    const noKey = await apiRaw(h.url, "publish", { channel: "stream:x", data: {} });
     assert.equal(noKey.status, 401);
     assert.equal(noKey.json.error.code, 101);
-    const badKey = await apiRaw(h, "publish", { channel: "stream:x", data: {} }, "nope");
+    const badKey = await apiRaw(h.url, "publish", { channel: "stream:x", data: {} }, "nope");
     assert.equal(badKey.status, 401);
-    const bearer = await apiRaw(h, "publish", { channel: "stream:x", data: {} }, auth.apiKey, { header: "bearer" });
+    const bearer = await apiRaw(h.url, "publish", { channel: "stream:x", data: {} }, auth.apiKey, { header: "bearer" });
     assert.equal(bearer.status, 401, "the server API reads X-API-Key or Authorization: apikey");
     // Was "the API key is not accepted" for the right key: say where /api reads it.
     assert.equal(bearer.json.error.code, 101);
@@ -581,19 +491,19 @@ describe("Centrifugo server API", () => {
     const apikeyOnPublish = await publish(h.url, { channel: "stream:x", event: "e", data: {} }, { headers: { authorization: `apikey ${auth.apiKey}` } });
     assert.equal(apikeyOnPublish.status, 401);
     assert.equal(apikeyOnPublish.json.error.message, "publishing needs Authorization: Bearer <API key>");
-    const malformed = await apiRaw(h, "publish", "{", auth.apiKey);
+    const malformed = await apiRaw(h.url, "publish", "{", auth.apiKey);
     assert.equal(malformed.status, 400);
     assert.equal(malformed.json.error.code, 107);
-    const channel = await apiRaw(h, "publish", { channel: "room:1", data: {} }, auth.apiKey);
+    const channel = await apiRaw(h.url, "publish", { channel: "room:1", data: {} }, auth.apiKey);
     assert.equal(channel.status, 400);
     assert.equal(channel.json.error.code, 102);
-    const b64 = await apiRaw(h, "publish", { channel: "stream:x", b64data: "AA==" }, auth.apiKey);
+    const b64 = await apiRaw(h.url, "publish", { channel: "stream:x", b64data: "AA==" }, auth.apiKey);
     assert.equal(b64.json.error.code, 107);
     const noKeyPos = await getJson(h.url, "/v1/channels/stream:x");
     assert.equal(noKeyPos.status, 401);
     const badName = await getJson(h.url, "/v1/channels/room:1", { headers: auth.auth });
     assert.equal(badName.status, 400);
-    const tag = await apiRaw(h, "publish", { channel: "stream:x", data: {}, tags: { event: "e", n: 1 } }, auth.apiKey);
+    const tag = await apiRaw(h.url, "publish", { channel: "stream:x", data: {}, tags: { event: "e", n: 1 } }, auth.apiKey);
     assert.equal(tag.status, 400);
     assert.equal(tag.json.error.code, 107);
     assert.match(tag.json.error.message, /tags\.n/);
@@ -603,8 +513,8 @@ describe("Centrifugo server API", () => {
     const cases = [
       // A body over --max-publish-bytes (413), an unknown path (404), a method
       // the route does not take (405), a head over --max-header-bytes (431).
-      [await apiRaw(h, "publish", JSON.stringify({ channel: "stream:x", data: "x".repeat(70_000) }), auth.apiKey), 413],
-      [await apiRaw(h, "foo", {}, auth.apiKey), 404],
+      [await apiRaw(h.url, "publish", JSON.stringify({ channel: "stream:x", data: "x".repeat(70_000) }), auth.apiKey), 413],
+      [await apiRaw(h.url, "foo", {}, auth.apiKey), 404],
       [await getJson(h.url, "/api/publish"), 405],
       [await getJson(h.url, "/api/info", { headers: { "x-big": "y".repeat(10_000) } }), 431],
     ];
@@ -620,11 +530,11 @@ describe("Centrifugo server API", () => {
   });
 
   test("broadcast: a channel listed twice is published twice, one response per entry in order", async () => {
-    const b = await api(h, "broadcast", { channels: ["stream:bx", "stream:by", "stream:bx"], data: { n: 1 } }, auth.apiKey);
+    const b = await api(h.url, "broadcast", { channels: ["stream:bx", "stream:by", "stream:bx"], data: { n: 1 } }, auth.apiKey);
     assert.deepEqual(b.responses.map((r) => r.result.offset).sort(), [1, 1, 2]);
     assert.equal(b.responses[1].result.offset, 1, "stream:by");
     assert.deepEqual(new Set([b.responses[0].result.offset, b.responses[2].result.offset]), new Set([1, 2]));
-    const hist = await api(h, "history", { channel: "stream:bx", limit: 10 }, auth.apiKey);
+    const hist = await api(h.url, "history", { channel: "stream:bx", limit: 10 }, auth.apiKey);
     assert.equal(hist.offset, 2);
   });
 });
@@ -636,13 +546,7 @@ for (const [enc, Sdk] of ENCODINGS) {
     const h = suiteHerald(["--history-size=50"]);
 
     test("a dropped connection reconnects and recovers every missed publication once, in order", async () => {
-      const proxy = await startProxy(h.port);
-      const c = client(proxy.port);
-      const sub = subscription(c, "stream:cf-recover");
-      sub.subscribe();
-      c.connect();
-      try {
-        await waitFor(() => sub.state === "subscribed", "subscribed");
+      await withProxiedSubscriber(Sdk, h.port, "stream:cf-recover", {}, async ({ sub, proxy }) => {
         let n = 0;
         const publisher = (async () => {
           while (n < 40) {
@@ -657,14 +561,10 @@ for (const [enc, Sdk] of ENCODINGS) {
         await waitFor(() => sub.pubs.length >= 40, "all 40", 8000);
         await sleep(100);
         assert.deepEqual(sub.pubs.map((p) => p.data.n), [...Array(40).keys()].map((i) => i + 1));
-        const subscribed = sub.events.filter((e) => e.name === "subscribed");
-        assert.equal(subscribed.length, 2, "subscribed again after the drop");
-        assert.equal(subscribed[1].ctx.wasRecovering, true);
-        assert.equal(subscribed[1].ctx.recovered, true);
-      } finally {
-        c.disconnect();
-        await proxy.close();
-      }
+        const again = resubscribed(sub);
+        assert.equal(again.wasRecovering, true);
+        assert.equal(again.recovered, true);
+      });
     });
 
     test("history trimmed past the client's position: subscribed says recovered false", async () => {
@@ -725,38 +625,14 @@ for (const [enc, Sdk] of ENCODINGS) {
       // The replay after the reconnect (--history-size publications) must stay
       // under the high-water mark, or the recovery itself is a slow client.
       await withHerald(["--client-max-buffer=1048576", "--history-size=4", "--max-publish-bytes=262144"], async (h) => {
-        const proxy = await startProxy(h.port);
-        const c = client(proxy.port);
-        const sub = subscription(c, "stream:cf-slow");
-        sub.subscribe();
-        c.connect();
-        try {
-          await waitFor(() => sub.state === "subscribed", "subscribed");
-          proxy.pauseUpstream();
-          // Past the kernel's socket buffers and the 1 MiB high-water mark, and
-          // no further: resumed as soon as the server counts the slow client, so
-          // its close frame (queued behind what the kernel holds) is written
-          // within the close grace, also on a slow (sanitizer) build.
-          // Random padding: the SDK's `ws` negotiates permessage-deflate, which
-          // would shrink a repeated one to almost nothing.
-          const pad = () => crypto.randomBytes(50_000).toString("hex");
-          const slowClosed = async () =>
-            /herald_disconnects_total\{[^}]*reason="slow_client"[^}]*\} [1-9]/.test(await (await fetch(`${h.url}/metrics`)).text());
-          for (let i = 0; i < 160 && !(i % 10 === 9 && (await slowClosed())); i++)
-            await publishOk(h.url, { channel: "stream:cf-slow", event: "big", data: { i, pad: pad() } });
-          proxy.resumeUpstream();
-          // The server closed it as a slow client (its own count), with 3008 when
-          // the close frame got through the drained path within the 2 s close
-          // grace; on a loaded sanitizer build the path may still hold megabytes
-          // then, and the SDK sees the TCP close ("transport closed", code 1).
-          await waitFor(() => c.events.some((e) => e.name === "connecting" && (e.ctx.code === 3008 || e.ctx.code === 1)), "the slow client's close", 8000);
+        const channel = "stream:cf-slow";
+        await withProxiedSubscriber(Sdk, h.port, channel, {}, async ({ c, sub, proxy }) => {
+          // The server closes it as a slow client (its own count).
+          const slowClosed = await closeAsSlow({ url: h.url, proxy, c, channel, data: (i) => ({ i }) });
           // The count and the close are two updates: wait for the count.
           await waitFor(slowClosed, "herald_disconnects_total{reason=slow_client} counted by the server");
           await waitFor(() => c.state === "connected" && sub.state === "subscribed", "reconnected", 8000);
-        } finally {
-          c.disconnect();
-          await proxy.close();
-        }
+        });
       });
     });
 
@@ -764,30 +640,11 @@ for (const [enc, Sdk] of ENCODINGS) {
       const first = await startHerald([]);
       const second = await startHerald([]);
       // The proxy stands for the load balancer: after the drop it forwards to the second.
-      let target = first.port;
-      const pairs = new Set();
-      const lb = net.createServer((cl) => {
-        const up = net.connect(target, "127.0.0.1");
-        cl.pipe(up);
-        up.pipe(cl);
-        const end = () => {
-          cl.destroy();
-          up.destroy();
-        };
-        pairs.add(end);
-        cl.on("error", end);
-        up.on("error", end);
-        cl.on("close", end);
-        up.on("close", end);
-      });
-      await new Promise((resolve) => lb.listen(0, "127.0.0.1", resolve));
-      const c = client(lb.address().port);
-      const sub = subscription(c, "stream:cf-shutdown");
-      sub.subscribe();
-      c.connect();
+      const lb = await startProxy(first.port);
+      const { c, sub } = subscribedClient(Sdk, lb.port, "stream:cf-shutdown");
       try {
         await waitFor(() => sub.state === "subscribed", "subscribed");
-        target = second.port;
+        lb.retarget(second.port);
         const stopping = first.stop();
         await waitFor(() => c.events.some((e) => e.name === "connecting" && e.ctx.code === 3001), "3001", 8000);
         await stopping;
@@ -796,8 +653,7 @@ for (const [enc, Sdk] of ENCODINGS) {
         await waitFor(() => sub.pubs.length === 1, "publication from the second instance");
       } finally {
         c.disconnect();
-        for (const end of pairs) end();
-        await new Promise((resolve) => lb.close(resolve));
+        await lb.close();
         stopInBackground(second);
       }
     });

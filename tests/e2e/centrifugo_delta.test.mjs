@@ -15,13 +15,12 @@
 // stays. docs/centrifugo.md "Delta compression" is the contract.
 
 import assert from "node:assert/strict";
-import { randomBytes } from "node:crypto";
 import { after, describe, test } from "node:test";
 
 import WebSocket from "ws";
 
 import { awaitBackgroundStops, publishOk, sleep, startHerald, stopInBackground, suiteHerald, waitUntil, withHerald } from "./lib/herald.mjs";
-import { ENCODINGS, sdkClient, subscription } from "./lib/centrifuge.mjs";
+import { closeAsSlow, ENCODINGS, rawCentrifugo, resubscribed, subscribedClient, withProxiedSubscriber } from "./lib/centrifuge.mjs";
 import { startProxy } from "./lib/proxy.mjs";
 
 after(awaitBackgroundStops);
@@ -70,14 +69,8 @@ for (const [enc, Sdk] of ENCODINGS) {
 
     test("200 updates of a 2 KiB object: decoded equal to the published ones, at most 15 % of the bytes; a plain subscriber gets them whole", async (t) => {
       const channel = `stream:delta-${enc}`;
-      const c = sdkClient(Sdk, h.port);
-      const plainClient = sdkClient(Sdk, h.port);
-      const sub = subscription(c, channel, { delta: "fossil" });
-      const plain = subscription(plainClient, channel);
-      sub.subscribe();
-      plain.subscribe();
-      c.connect();
-      plainClient.connect();
+      const { c, sub } = subscribedClient(Sdk, h.port, channel, { delta: "fossil" });
+      const { c: plainClient, sub: plain } = subscribedClient(Sdk, h.port, channel);
       try {
         await waitFor(() => sub.state === "subscribed" && plain.state === "subscribed", "subscribed");
         const sent = await publishStates(h.url, channel, balances(), 200);
@@ -104,13 +97,7 @@ for (const [enc, Sdk] of ENCODINGS) {
 
     test("a dropped connection recovers the missed publications: first full, then deltas, all decoded", async () => {
       const channel = `stream:delta-recover-${enc}`;
-      const proxy = await startProxy(h.port);
-      const c = sdkClient(Sdk, proxy.port);
-      const sub = subscription(c, channel, { delta: "fossil" });
-      sub.subscribe();
-      c.connect();
-      try {
-        await waitFor(() => sub.state === "subscribed", "subscribed");
+      await withProxiedSubscriber(Sdk, h.port, channel, { delta: "fossil" }, async ({ sub, proxy }) => {
         const gen = balances();
         const sent = await publishStates(h.url, channel, gen, 20);
         await waitFor(() => sub.pubs.length >= 20, "the first 20");
@@ -122,17 +109,12 @@ for (const [enc, Sdk] of ENCODINGS) {
         await waitFor(() => sub.pubs.length >= 60, "all 60");
         await sleep(100);
         assert.deepEqual(sub.pubs.map((p) => p.data), sent);
-        const subscribed = sub.events.filter((e) => e.name === "subscribed");
-        assert.equal(subscribed.length, 2);
-        assert.equal(subscribed[1].ctx.recovered, true);
+        assert.equal(resubscribed(sub).recovered, true);
         const stats = sub.deltaStats();
         // Full: the first after subscribing, and at most the first recovered one.
         assert.ok(stats.numFullPayloads <= 2, `${stats.numFullPayloads} full payloads`);
         assert.equal(stats.numDeltaPayloads, 60 - stats.numFullPayloads);
-      } finally {
-        c.disconnect();
-        await proxy.close();
-      }
+      });
     });
 
     test("the instance goes away (3001); on the next one (a new epoch) the first publication is full, then deltas", async () => {
@@ -140,10 +122,7 @@ for (const [enc, Sdk] of ENCODINGS) {
       const first = await startHerald(["--history-size=50"]);
       const second = await startHerald(["--history-size=50"]);
       const lb = await startProxy(first.port);
-      const c = sdkClient(Sdk, lb.port);
-      const sub = subscription(c, channel, { delta: "fossil" });
-      sub.subscribe();
-      c.connect();
+      const { c, sub } = subscribedClient(Sdk, lb.port, channel, { delta: "fossil" });
       try {
         await waitFor(() => sub.state === "subscribed", "subscribed");
         const gen = balances();
@@ -172,26 +151,12 @@ for (const [enc, Sdk] of ENCODINGS) {
       // high-water mark; the history (4) is too short to recover that much.
       await withHerald(["--client-max-buffer=1048576", "--history-size=4", "--max-publish-bytes=262144"], async (hs) => {
         const channel = `stream:delta-slow-${enc}`;
-        const proxy = await startProxy(hs.port);
-        const c = sdkClient(Sdk, proxy.port);
-        const sub = subscription(c, channel, { delta: "fossil" });
-        sub.subscribe();
-        c.connect();
-        try {
-          await waitFor(() => sub.state === "subscribed", "subscribed");
+        await withProxiedSubscriber(Sdk, hs.port, channel, { delta: "fossil" }, async ({ c, sub, proxy }) => {
           const gen = balances();
           const first = await publishStates(hs.url, channel, gen, 5);
           await waitFor(() => sub.pubs.length >= 5, "the first 5");
           assert.deepEqual(sub.pubs.map((p) => p.data), first);
-          proxy.pauseUpstream();
-          // Random padding: no delta is smaller than the data, so these go full
-          // (a repeated padding would travel as deltas of a few bytes).
-          const slowClosed = async () =>
-            /herald_disconnects_total\{[^}]*reason="slow_client"[^}]*\} [1-9]/.test(await (await fetch(`${hs.url}/metrics`)).text());
-          for (let i = 0; i < 160 && !(i % 10 === 9 && (await slowClosed())); i++)
-            await publishOk(hs.url, { channel, event: "big", data: { ...gen.next(5 + i), pad: randomBytes(50_000).toString("hex") } });
-          proxy.resumeUpstream();
-          await waitFor(() => c.events.some((e) => e.name === "connecting" && (e.ctx.code === 3008 || e.ctx.code === 1)), "the slow client's close");
+          await closeAsSlow({ url: hs.url, proxy, c, channel, data: (i) => gen.next(5 + i) });
           await waitFor(() => c.state === "connected" && sub.state === "subscribed", "reconnected");
           const seen = sub.pubs.length;
           const last = await publishStates(hs.url, channel, gen, 10, 200);
@@ -200,10 +165,7 @@ for (const [enc, Sdk] of ENCODINGS) {
           assert.deepEqual(sub.pubs.slice(-10).map((p) => p.data), last);
           // The first after the new subscribe is full, the rest deltas.
           assert.ok(sub.deltaStats().numDeltaPayloads >= 4 + 9, JSON.stringify(sub.deltaStats()));
-        } finally {
-          c.disconnect();
-          await proxy.close();
-        }
+        });
       });
     });
   });
@@ -213,15 +175,7 @@ describe("Centrifugo JSON protocol: bad delta options", () => {
   const h = suiteHerald([]);
 
   test("a delta format other than fossil, or not a string, is refused 107; the connection stays", async () => {
-    const ws = new WebSocket(`ws://127.0.0.1:${h.port}/connection/websocket`);
-    const replies = [];
-    ws.on("message", (m) => {
-      for (const line of String(m).split("\n")) if (line.trim()) replies.push(JSON.parse(line));
-    });
-    await new Promise((resolve, reject) => {
-      ws.once("open", resolve);
-      ws.once("error", reject);
-    });
+    const { ws, replies } = await rawCentrifugo(h.port);
     try {
       ws.send(JSON.stringify({ id: 1, connect: {} }));
       await waitFor(() => replies.some((r) => r.id === 1), "connect reply");

@@ -16,8 +16,7 @@ import { after, describe, test } from "node:test";
 
 
 import { awaitBackgroundStops, publish, publishOk, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
-import { ENCODINGS, rawCentrifugo, sdkClient, subscribedClient, subscription } from "./lib/centrifuge.mjs";
-import { startProxy } from "./lib/proxy.mjs";
+import { api, ENCODINGS, rawCentrifugo, resubscribed, sdkClient, subscribedClient, subscription, withProxiedSubscriber } from "./lib/centrifuge.mjs";
 
 after(awaitBackgroundStops);
 
@@ -66,15 +65,9 @@ for (const [enc, Sdk] of ENCODINGS) {
 
     test("exactly the matching publications, with their tags in ctx.tags; an unfiltered subscriber gets all", async () => {
       const channel = `stream:filter-${enc}`;
-      const c = sdkClient(Sdk, h.port);
-      const sub = subscription(c, channel, { tagsFilter: FILTER });
+      const { c, sub } = subscribedClient(Sdk, h.port, channel, { tagsFilter: FILTER });
       // A second client for the unfiltered subscriber (one subscription per channel and client).
-      const other = sdkClient(Sdk, h.port);
-      const plain = subscription(other, channel);
-      sub.subscribe();
-      plain.subscribe();
-      c.connect();
-      other.connect();
+      const { c: other, sub: plain } = subscribedClient(Sdk, h.port, channel);
       try {
         await waitFor(() => sub.state === "subscribed" && plain.state === "subscribed", "subscribed");
         // 37 publications; the last one (i = 36: withdrawn, USDC) matches: the marker.
@@ -98,10 +91,7 @@ for (const [enc, Sdk] of ENCODINGS) {
 
     test("after a dropped connection the recovery brings exactly the matching ones missed", async () => {
       const channel = `stream:filter-recover-${enc}`;
-      const proxy = await startProxy(h.port);
-      const { c, sub } = subscribedClient(Sdk, proxy.port, channel, { tagsFilter: FILTER });
-      try {
-        await waitFor(() => sub.state === "subscribed", "subscribed");
+      await withProxiedSubscriber(Sdk, h.port, channel, { tagsFilter: FILTER }, async ({ sub, proxy }) => {
         await publishRange(h.url, channel, 0, 12);
         await waitFor(() => sub.pubs.some((p) => p.data.i === 7), "the first matching ones"); // 7: topped_up USDC
         // 8..11 do not match (trade USDC, then XLM): the position still moved past them.
@@ -114,14 +104,10 @@ for (const [enc, Sdk] of ENCODINGS) {
         await waitFor(() => sub.pubs.some((p) => p.data.i === 48), "the last matching publication");
         await sleep(100);
         assert.deepEqual(sub.pubs.map((p) => p.data.i), matching(0, 49));
-        const subscribed = sub.events.filter((e) => e.name === "subscribed");
-        assert.equal(subscribed.length, 2);
-        assert.equal(subscribed[1].ctx.wasRecovering, true);
-        assert.equal(subscribed[1].ctx.recovered, true);
-      } finally {
-        c.disconnect();
-        await proxy.close();
-      }
+        const again = resubscribed(sub);
+        assert.equal(again.wasRecovering, true);
+        assert.equal(again.recovered, true);
+      });
     });
 
     test("an invalid filter is refused 107 and the connection stays usable", async () => {
@@ -206,12 +192,7 @@ describe("Centrifugo JSON protocol on a raw socket: tf", () => {
       c.ws.send(JSON.stringify({ id: 1, connect: {} }));
       c.ws.send(JSON.stringify({ id: 2, subscribe: { channel: "stream:tags", tf: { key: "asset", cmp: "ex" } } }));
       await waitFor(() => c.replies.some((r) => r.id === 2), "subscribe reply");
-      const api = await fetch(`${h.url}/api/publish`, {
-        method: "POST",
-        headers: { "content-type": "application/json" },
-        body: JSON.stringify({ channel: "stream:tags", data: { n: 1 }, tags: { event: "withdrawn", asset: "USDC" } }),
-      });
-      assert.equal(api.status, 200, await api.text());
+      await api(h.url, "publish", { channel: "stream:tags", data: { n: 1 }, tags: { event: "withdrawn", asset: "USDC" } });
       await waitFor(() => c.replies.some((r) => r.push?.pub), "the push");
       assert.deepEqual(c.replies.find((r) => r.push?.pub).push.pub.tags, { event: "withdrawn", asset: "USDC" });
     } finally {

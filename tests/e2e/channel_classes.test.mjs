@@ -14,10 +14,9 @@ import { after, describe, test } from "node:test";
 
 import { EventSource } from "eventsource";
 
-import { ENCODINGS, assertCacheRecovery, subscribedClient } from "./lib/centrifuge.mjs";
+import { ENCODINGS, assertCacheRecovery, subscribedClient, withProxiedSubscriber } from "./lib/centrifuge.mjs";
 import { HERALD_BIN, Inbox, awaitBackgroundStops, getJson, makeCursor, publishOk, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
 import { freePort } from "./lib/processes.mjs";
-import { startProxy } from "./lib/proxy.mjs";
 import { publicationsOf, wsConnect, wsSubscribe } from "./lib/ws.mjs";
 
 after(awaitBackgroundStops);
@@ -62,9 +61,7 @@ describe("channel classes", () => {
 
     test(`SDK (${enc}): away while 20 publications trimmed its position, it comes back to exactly the latest, recovered, no 112, no gap`, async () => {
       const channel = `stream:cache-away-${enc}`;
-      const proxy = await startProxy(h.port);
-      const { c, sub } = subscribedClient(Sdk, proxy.port, channel, { since: {} });
-      try {
+      await withProxiedSubscriber(Sdk, h.port, channel, { since: {} }, async ({ sub, proxy }) => {
         await assertCacheRecovery(sub, {
           publish: (n) => publishOk(h.url, { channel, event: "state", data: { n } }),
           // Away: the proxy leads nowhere until the 20 publications are made.
@@ -74,10 +71,7 @@ describe("channel classes", () => {
           },
           back: () => proxy.retarget(h.port),
         });
-      } finally {
-        c.disconnect();
-        await proxy.close();
-      }
+      });
     });
 
     test(`SDK (${enc}): a class with delta=refused gives full publications to delta: 'fossil'`, async () => {

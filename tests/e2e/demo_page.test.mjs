@@ -9,26 +9,12 @@
 
 import assert from "node:assert/strict";
 import net from "node:net";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { chromium } from "playwright-core";
+import { browserSuite, newPage } from "./lib/browser.mjs";
+import { accountId, channelOfEvent, parseCursor, pollUntil, publishOk } from "./lib/herald.mjs";
 
-import { accountId, channelOfEvent, parseCursor, publishOk, startHerald, waitUntil } from "./lib/herald.mjs";
-
-const CHROMIUM = process.env.HERALD_CHROMIUM || "/usr/bin/chromium";
 const SCREENSHOT = process.env.HERALD_DEMO_SCREENSHOT || "/tmp/demo-page.png";
-// The machine's closed network refuses Chromium's background connections:
-// keep it to loopback. --no-sandbox because the tests may run as root.
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const HISTORY_SIZE = 2;
 const RUN = `e2e-${process.pid}-${Date.now().toString(36)}`; // makes the data of this run distinctive
 
@@ -37,23 +23,16 @@ const consoleErrors = [];
 /** Console errors for GET /favicon.ico (checked by their own test). */
 const faviconErrors = [];
 
-let browser;
-let herald;
+const fx = browserSuite([`--history-size=${HISTORY_SIZE}`], { timeoutMs: 5000 });
+const { herald } = fx;
 
 /** A new page (own context) whose console errors and uncaught exceptions are collected. */
-async function newPage(testName) {
-  const context = await browser.newContext({ viewport: { width: 1200, height: 700 } });
-  const page = await context.newPage();
-  page.setDefaultTimeout(5000);
-  page.on("console", (msg) => {
-    if (msg.type() !== "error") return;
-    const where = msg.location()?.url ?? "";
-    const entry = { test: testName, text: msg.text(), url: where };
-    if (/\/favicon\.ico$/.test(where)) faviconErrors.push(entry);
-    else consoleErrors.push(entry);
+function newTestPage(testName) {
+  return newPage(fx.browser, {
+    viewport: { width: 1200, height: 700 },
+    timeoutMs: 5000,
+    onError: ({ text, url }) => (/\/favicon\.ico$/.test(url) ? faviconErrors : consoleErrors).push({ test: testName, text, url }),
   });
-  page.on("pageerror", (err) => consoleErrors.push({ test: testName, text: `pageerror: ${err.stack || err}` }));
-  return { context, page };
 }
 
 /** The rows of the viewer, oldest first: {cls, event, data, id, background}. */
@@ -84,20 +63,8 @@ async function waitConnected(page) {
 }
 
 /** Polls the rows until `pred(rows)` holds; returns the rows. */
-async function waitRows(page, pred, what, timeoutMs = 5000) {
-  let last = [];
-  try {
-    return await waitUntil(
-      async () => {
-        last = await rowsOf(page);
-        return pred(last) && last;
-      },
-      { timeoutMs, intervalMs: 50, what },
-    );
-  } catch (err) {
-    err.message += `\nrows: ${JSON.stringify(last, null, 1)}`;
-    throw err;
-  }
+function waitRows(page, pred, what, timeoutMs = 5000) {
+  return pollUntil(() => rowsOf(page), pred, { what, timeoutMs, show: (last) => `rows: ${JSON.stringify(last ?? [], null, 1)}` });
 }
 
 /** Parsed JSON data of a row (the page pretty-prints it). */
@@ -155,31 +122,12 @@ async function startProxy(targetPort) {
   };
 }
 
-before(
-  async () => {
-    herald = await startHerald([`--history-size=${HISTORY_SIZE}`], { timeoutMs: 5000 });
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 9000 });
-  },
-  { timeout: 15_000 },
-);
-
-after(
-  async () => {
-    try {
-      await browser?.close();
-    } finally {
-      await herald?.stop();
-    }
-  },
-  { timeout: 10_000 },
-);
-
 // Worst case: 15 s + 35 s + 10 s (hooks and suite bounded), typically about 8.5 s.
 describe("demo viewer page", { timeout: 35_000 }, () => {
   test("prefills the channels, connects, and shows each publication as a row", { timeout: 15_000 }, async () => {
     const stream = "stream:demo-1";
     const user = `user:${accountId(101)}`;
-    const { context, page } = await newPage("publications");
+    const { context, page } = await newTestPage("publications");
     try {
       await page.goto(`${herald.url}/demo?channels=${stream},${user}`, { timeout: 5000 });
       await waitConnected(page);
@@ -240,7 +188,7 @@ describe("demo viewer page", { timeout: 35_000 }, () => {
       const stream = "stream:demo-2";
       const user = `user:${accountId(202)}`;
       const proxy = await startProxy(herald.port);
-      const { context, page } = await newPage("gap");
+      const { context, page } = await newTestPage("gap");
       try {
         await page.goto(`${proxy.url}/demo?channels=${stream},${user}`, { timeout: 5000 });
         await waitConnected(page);

@@ -6,11 +6,11 @@
 import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import net from "node:net";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 import zlib from "node:zlib";
 
 import { awaitBackgroundStops, publishOk, sleep, suiteHerald } from "./lib/herald.mjs";
-import { encodeFrame, rawWsConnect, wsConnect, wsStillReceives, wsSubscribe } from "./lib/ws.mjs";
+import { encodeFrame, rawWsConnect, suiteWithBystander, wsConnect, wsSubscribe } from "./lib/ws.mjs";
 
 const TEST_TIMEOUT = 30_000;
 
@@ -61,24 +61,11 @@ async function rawHttp(port, request, { localAddress, timeoutMs = 8000 } = {}) {
   return { text, status: status ? Number(status[1]) : null, json, ended: how, ms: Date.now() - started };
 }
 
-/** A WebSocket subscriber on `channel` that must keep receiving meanwhile. */
-async function bystander(h, channel) {
-  const c = await wsConnect(h.url);
-  const r = await wsSubscribe(c, channel);
-  assert.equal(r.op, "subscribed");
-  return c;
-}
-
 describe("HTTP request head limits", () => {
-  let other;
-  const h = suiteHerald(["--max-header-count=20", "--max-header-bytes=2048", "--header-timeout=1", "--request-timeout=10"], {
-    beforeStop: async () => {
-      await other?.close();
-    },
-  });
-  before(async () => {
-    other = await bystander(h, "stream:head-bystander");
-  });
+  const { h, bystander, stillReceives } = suiteWithBystander(
+    ["--max-header-count=20", "--max-header-bytes=2048", "--header-timeout=1", "--request-timeout=10"],
+    "stream:head-bystander",
+  );
 
   const head = (n) => {
     let s = `GET /healthz HTTP/1.1\r\nHost: 127.0.0.1\r\n`;
@@ -94,14 +81,14 @@ describe("HTTP request head limits", () => {
     assert.equal(bad.json.error.code, "headers_too_large");
     assert.match(bad.json.error.message, /more than 20 header fields/);
     assert.match(bad.text, /content-type: application\/json/i);
-    await wsStillReceives(h.url, other, "stream:head-bystander");
+    await stillReceives();
   });
 
   test("request head over --max-header-bytes: 431 headers_too_large", { timeout: TEST_TIMEOUT }, async () => {
     const bad = await rawHttp(h.port, `GET /healthz HTTP/1.1\r\nHost: x\r\nX-Big: ${"a".repeat(3000)}\r\n\r\n`);
     assert.equal(bad.status, 431, bad.text);
     assert.equal(bad.json.error.code, "headers_too_large");
-    await wsStillReceives(h.url, other, "stream:head-bystander");
+    await stillReceives();
   });
 
   test("slow headers: 408 header_timeout after --header-timeout, before --request-timeout", { timeout: TEST_TIMEOUT }, async () => {
@@ -113,7 +100,7 @@ describe("HTTP request head limits", () => {
       // Meanwhile the bystander receives (the server is not stuck on the slow client).
       (async () => {
         await sleep(300);
-        await wsStillReceives(h.url, other, "stream:head-bystander");
+        await stillReceives();
       })(),
     ]);
     assert.equal(slow.status, 408, slow.text);
@@ -126,7 +113,7 @@ describe("HTTP request head limits", () => {
     const idle = await rawHttp(h.port, "");
     assert.equal(idle.text, "");
     assert.ok(idle.ms >= 900 && idle.ms < 5000, `closed after ${idle.ms} ms`);
-    await wsStillReceives(h.url, other, "stream:head-bystander");
+    await stillReceives();
   });
 
   // Request smuggling: framing a proxy could read differently is refused
@@ -158,8 +145,8 @@ describe("HTTP request head limits", () => {
       assert.ok(["end", "close", "ECONNRESET"].includes(res.ended), `ended: ${res.ended}`);
       // The publish did not happen either: a later publication on the same
       // channel (kept in order per channel) arrives, the smuggled one before it did not.
-      await wsStillReceives(h.url, other, "stream:head-bystander");
-      assert.ok(!other.inbox.items.some((m) => m.op === "publication" && m.event === "smuggle"));
+      await stillReceives();
+      assert.ok(!bystander().inbox.items.some((m) => m.op === "publication" && m.event === "smuggle"));
     });
   }
 
@@ -171,7 +158,7 @@ describe("HTTP request head limits", () => {
         `${body.length.toString(16)}\r\n${body}\r\n0\r\n\r\n`,
     );
     assert.equal(res.status, 200, res.text);
-    await other.inbox.until((items) => items.some((m) => m.op === "publication" && m.event === "chunkedok"), { what: "chunkedok" });
+    await bystander().inbox.until((items) => items.some((m) => m.op === "publication" && m.event === "chunkedok"), { what: "chunkedok" });
   });
 
   test("a slow body is governed by --request-timeout, not --header-timeout", { timeout: TEST_TIMEOUT }, async () => {
@@ -181,21 +168,13 @@ describe("HTTP request head limits", () => {
       [1500, body],
     ]);
     assert.equal(res.status, 200, res.text);
-    await other.inbox.until((items) => items.some((m) => m.op === "publication" && m.event === "slowbody"), { what: "slowbody" });
+    await bystander().inbox.until((items) => items.some((m) => m.op === "publication" && m.event === "slowbody"), { what: "slowbody" });
   });
 });
 
 describe("WebSocket message size and compression", () => {
-  let other;
   const MAX = 1000;
-  const h = suiteHerald([`--max-ws-message-bytes=${MAX}`], {
-    beforeStop: async () => {
-      await other?.close();
-    },
-  });
-  before(async () => {
-    other = await bystander(h, "stream:frag-bystander");
-  });
+  const { h, stillReceives } = suiteWithBystander([`--max-ws-message-bytes=${MAX}`], "stream:frag-bystander");
 
   test("raw continuation frames counted across fragments: close 1009", { timeout: TEST_TIMEOUT }, async () => {
     const r = await rawWsConnect(h.port);
@@ -207,7 +186,7 @@ describe("WebSocket message size and compression", () => {
     const { code } = await r.closeCode();
     assert.equal(code, 1009);
     r.destroy();
-    await wsStillReceives(h.url, other, "stream:frag-bystander");
+    await stillReceives();
   });
 
   test("raw continuation frames under the limit form one command", { timeout: TEST_TIMEOUT }, async () => {
@@ -244,22 +223,14 @@ describe("WebSocket message size and compression", () => {
     const { code } = await r.closeCode();
     assert.equal(code, 1002);
     r.destroy();
-    await wsStillReceives(h.url, other, "stream:frag-bystander");
+    await stillReceives();
   });
 });
 
 describe("WebSocket commands per second", () => {
-  let other;
   const BURST = 10;
   // 1 per second: the refill during one test burst is negligible even under sanitizers.
-  const h = suiteHerald(["--ws-commands-per-second=1", `--ws-commands-burst=${BURST}`], {
-    beforeStop: async () => {
-      await other?.close();
-    },
-  });
-  before(async () => {
-    other = await bystander(h, "stream:rate-bystander");
-  });
+  const { h, stillReceives } = suiteWithBystander(["--ws-commands-per-second=1", `--ws-commands-burst=${BURST}`], "stream:rate-bystander");
 
   test("over the bucket: rate_limited errors, commands dropped, then allowed again", { timeout: TEST_TIMEOUT }, async () => {
     const c = await wsConnect(h.url);
@@ -273,7 +244,7 @@ describe("WebSocket commands per second", () => {
     assert.ok(pongs.length >= BURST && pongs.length <= BURST + 1, `${pongs.length} pongs`);
     assert.equal(pongs.length + errors.length, BURST + 3);
     for (const e of errors) assert.equal(e.code, "rate_limited");
-    await wsStillReceives(h.url, other, "stream:rate-bystander");
+    await stillReceives();
     // The bucket refills: after a pause a command goes through again.
     await sleep(1500);
     assert.deepEqual(await c.request({ op: "ping", id: "again" }), { op: "pong", id: "again" });
@@ -287,7 +258,7 @@ describe("WebSocket commands per second", () => {
     assert.equal(code, 1008);
     assert.equal(reason, "rate limited");
     assert.ok(c.inbox.items.some((m) => m.op === "error" && m.code === "rate_limited"));
-    await wsStillReceives(h.url, other, "stream:rate-bystander");
+    await stillReceives();
   });
 });
 
@@ -349,16 +320,8 @@ describe("connections per client address", () => {
 });
 
 describe("subscribe attempts per WebSocket connection", () => {
-  let other;
   const MAX = 5;
-  const h = suiteHerald([`--max-subscribe-attempts=${MAX}`], {
-    beforeStop: async () => {
-      await other?.close();
-    },
-  });
-  before(async () => {
-    other = await bystander(h, "stream:subs-bystander");
-  });
+  const { h, stillReceives } = suiteWithBystander([`--max-subscribe-attempts=${MAX}`], "stream:subs-bystander");
 
   test("refused and accepted subscribes both count; one more: too_many_subscribes and close 1008", { timeout: TEST_TIMEOUT }, async () => {
     const c = await wsConnect(h.url);
@@ -374,7 +337,7 @@ describe("subscribe attempts per WebSocket connection", () => {
     assert.equal(over.code, "too_many_subscribes");
     const { code } = await c.closed;
     assert.equal(code, 1008);
-    await wsStillReceives(h.url, other, "stream:subs-bystander");
+    await stillReceives();
     // Other commands do not count.
     const d = await wsConnect(h.url);
     for (let i = 0; i < 20; i++) assert.equal((await d.request({ op: "ping" })).op, "pong");

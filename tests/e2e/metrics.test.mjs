@@ -11,7 +11,7 @@ import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
 import { getJson, makeCursor, publish, publishOk, rawSse, suiteHerald, waitUntil, withHerald } from "./lib/herald.mjs";
-import { promtoolCheck, scrape } from "./lib/metrics.mjs";
+import { promtoolCheck, scrape, scrapeUntil as scrapeMetricsUntil } from "./lib/metrics.mjs";
 import { publicationsOf, rawWsConnect, wsConnect, wsSubscribe } from "./lib/ws.mjs";
 
 const CHANNEL = "stream:metrics-a";
@@ -48,21 +48,7 @@ async function sseClientsReady(clients, channel) {
 }
 
 /** Polls /metrics until `pred(scrape)` holds; returns that scrape. */
-async function scrapeUntil(pred, what) {
-  let last;
-  try {
-    return await waitUntil(
-      async () => {
-        last = await scrape(h.url);
-        return pred(last) && last;
-      },
-      { timeoutMs: 5000, intervalMs: 50, what },
-    );
-  } catch (err) {
-    err.message += `\nlast scrape:\n${last?.text}`;
-    throw err;
-  }
-}
+const scrapeUntil = (pred, what) => scrapeMetricsUntil(h.url, pred, what);
 
 describe("GET /metrics", { timeout: 90_000 }, () => {
   test("is Prometheus text format 0.0.4 that promtool accepts, with every documented family", async () => {

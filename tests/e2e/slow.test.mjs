@@ -76,30 +76,84 @@ function assertConsecutive(offsets, what) {
 /** Close reasons herald logged at debug level ("connection N closed: <reason>"). */
 const loggedReasons = (h) => [...h.log().matchAll(/connection \d+ closed: (\w+)/g)].map((m) => m[1]);
 
-// Herald processes stopped in the background by the suites: wait for them.
-after(() => awaitBackgroundStops());
-
-describe("slow clients (--client-max-buffer=65536)", () => {
+/**
+ * The herald of a describe block run with `args`, and the block's clean-up
+ * list: functions (async or not) run in order before it stops.
+ * @param {string[]} args herald flags
+ * @returns {{h: object, cleanup: Array<() => any>}} `h` the suiteHerald() handle
+ */
+function suiteWithCleanup(args) {
   const cleanup = [];
-  const h = suiteHerald(["--client-max-buffer=65536", "--log-level=debug"], {
+  const h = suiteHerald(args, {
     beforeStop: async () => {
       for (const f of cleanup) await f();
     },
   });
+  return { h, cleanup };
+}
+
+/**
+ * Two SSE subscribers to `channel` on `h`, both registered in `cleanup`:
+ * `normal` (sseReady(), reading) and `slow` (rawSse(), which pause() stops
+ * reading), returned once a probe publication has reached `slow`.
+ * @returns {Promise<{normal: object, slow: object}>}
+ * @throws when no probe reaches `slow` within waitUntil's default 5 s
+ */
+async function normalAndSlowSse(h, channel, cleanup) {
+  const normal = await sseReady(h.url, [channel]);
+  cleanup.push(() => normal.close());
+  const slow = await rawSse(h.port, `/v1/sse?channel=${channel}`);
+  cleanup.push(async () => slow.destroy());
+  await waitUntil(
+    async () => {
+      await publishOk(h.url, { channel, event: "probe", data: { probe: "slow" } });
+      return slow.events().some((e) => e.event === "probe");
+    },
+    { intervalMs: 100, what: "a probe on the slow client" },
+  );
+  return { normal, slow };
+}
+
+/**
+ * Waits (20 s at most) until the SSE subscriber `normal` has received
+ * `channel`'s publication at `lastOffset` and asserts the offsets it got are
+ * consecutive; returns them.
+ * @returns {Promise<number[]>}
+ */
+async function normalReaches(normal, channel, lastOffset) {
+  await normal.events.until(
+    (items) => {
+      const last = items.at(-1);
+      return last && cursorPosition(last.id, channel).offset >= lastOffset;
+    },
+    { timeoutMs: 20_000, what: `the normal subscriber at offset ${lastOffset}` },
+  );
+  const offsets = normal.events.items.map((e) => cursorPosition(e.id, channel).offset);
+  assertConsecutive(offsets, "normal subscriber");
+  return offsets;
+}
+
+/**
+ * Lets the slow client read again (`resume()`) and waits up to 15 s for its
+ * connection to end; returns why it ended (its `ended` value).
+ * @throws {assert.AssertionError} when it has not ended by then
+ */
+async function resumedEnds(slow, resume) {
+  resume();
+  const why = await Promise.race([slow.ended, sleep(15_000).then(() => "timeout")]);
+  assert.notEqual(why, "timeout", "the slow client's connection ends once it reads");
+  return why;
+}
+
+// Herald processes stopped in the background by the suites: wait for them.
+after(() => awaitBackgroundStops());
+
+describe("slow clients (--client-max-buffer=65536)", () => {
+  const { h, cleanup } = suiteWithCleanup(["--client-max-buffer=65536", "--log-level=debug"]);
 
   test("an SSE client that stops reading is closed; the others get everything; memory stays bounded", { timeout: TEST_TIMEOUT }, async (t) => {
     const channel = "stream:slow-sse";
-    const normal = await sseReady(h.url, [channel]);
-    cleanup.push(() => normal.close());
-    const slow = await rawSse(h.port, `/v1/sse?channel=${channel}`);
-    cleanup.push(async () => slow.destroy());
-    await waitUntil(
-      async () => {
-        await publishOk(h.url, { channel, event: "probe", data: { probe: "slow" } });
-        return slow.events().some((e) => e.event === "probe");
-      },
-      { intervalMs: 100, what: "a probe on the slow client" },
-    );
+    const { normal, slow } = await normalAndSlowSse(h, channel, cleanup);
     // A last marker: both clients have everything up to it.
     const startOffset = (await publishOk(h.url, { channel, event: "marker", data: 0 }))[channel];
     const hasMarker = (events) => events.some((e) => e.event === "marker");
@@ -115,22 +169,12 @@ describe("slow clients (--client-max-buffer=65536)", () => {
 
     // The normal subscriber receives every publication, in order.
     const lastOffset = startOffset + count;
-    await normal.events.until(
-      (items) => {
-        const last = items.at(-1);
-        return last && cursorPosition(last.id, channel).offset >= lastOffset;
-      },
-      { timeoutMs: 20_000, what: `the normal subscriber at offset ${lastOffset}` },
-    );
-    const offsets = normal.events.items.map((e) => cursorPosition(e.id, channel).offset);
-    assertConsecutive(offsets, "normal subscriber");
+    const offsets = await normalReaches(normal, channel, lastOffset);
     assert.equal(offsets.at(-1), lastOffset);
     assert.ok(normal.events.items.every((e) => e.event !== "herald.gap"), "no gap for the normal subscriber");
 
     // The slow client, reading again, drains what was sent and sees the end.
-    slow.resume();
-    const why = await Promise.race([slow.ended, sleep(15_000).then(() => "timeout")]);
-    assert.notEqual(why, "timeout", "the slow client's connection ends once it reads");
+    const why = await resumedEnds(slow, () => slow.resume());
     const events = slow.events();
     const pubs = events.filter((e) => e.event !== "herald.gap");
     assertConsecutive(
@@ -170,22 +214,9 @@ describe("slow clients (--client-max-buffer=65536)", () => {
     assert.ok(doneAt !== null, `the slow WebSocket client was not closed after ${count} publications`);
     assert.ok(maxRssKb < RSS_LIMIT_KB, `server RSS reached ${maxRssKb} KiB`);
 
-    const lastOffset = startOffset + count;
-    await normal.events.until(
-      (items) => {
-        const last = items.at(-1);
-        return last && cursorPosition(last.id, channel).offset >= lastOffset;
-      },
-      { timeoutMs: 20_000, what: `the normal subscriber at offset ${lastOffset}` },
-    );
-    assertConsecutive(
-      normal.events.items.map((e) => cursorPosition(e.id, channel).offset),
-      "normal subscriber",
-    );
+    await normalReaches(normal, channel, startOffset + count);
 
-    slow.socket.resume();
-    const why = await Promise.race([slow.ended, sleep(15_000).then(() => "timeout")]);
-    assert.notEqual(why, "timeout", "the slow client's connection ends once it reads");
+    const why = await resumedEnds(slow, () => slow.socket.resume());
     const pubs = slow.messages().filter((m) => m.op === "publication");
     assertConsecutive(pubs.map((m) => m.offset), "slow WebSocket client");
     assert.ok(pubs.length < count + 1, "it was cut");
@@ -205,27 +236,12 @@ describe("slow clients (--client-max-buffer=65536)", () => {
 });
 
 describe("--write-timeout=2", () => {
-  const cleanup = [];
   // A big client buffer, so only the write timeout can close the client.
-  const h = suiteHerald(["--write-timeout=2", "--client-max-buffer=67108864", "--log-level=debug"], {
-    beforeStop: async () => {
-      for (const f of cleanup) await f();
-    },
-  });
+  const { h, cleanup } = suiteWithCleanup(["--write-timeout=2", "--client-max-buffer=67108864", "--log-level=debug"]);
 
   test("an SSE client that never reads is closed ~2 s after its writes stall", { timeout: TEST_TIMEOUT }, async (t) => {
     const channel = "stream:slow-timeout";
-    const normal = await sseReady(h.url, [channel]);
-    cleanup.push(() => normal.close());
-    const slow = await rawSse(h.port, `/v1/sse?channel=${channel}`);
-    cleanup.push(async () => slow.destroy());
-    await waitUntil(
-      async () => {
-        await publishOk(h.url, { channel, event: "probe", data: { probe: "slow" } });
-        return slow.events().some((e) => e.event === "probe");
-      },
-      { intervalMs: 100, what: "a probe on the slow client" },
-    );
+    const { normal, slow } = await normalAndSlowSse(h, channel, cleanup);
     slow.pause();
     const before = await connections(h);
 
@@ -261,9 +277,7 @@ describe("--write-timeout=2", () => {
       "normal subscriber",
     );
     // The closed client drains what the kernel held, then sees the end.
-    slow.resume();
-    const why = await Promise.race([slow.ended, sleep(15_000).then(() => "timeout")]);
-    assert.notEqual(why, "timeout");
+    await resumedEnds(slow, () => slow.resume());
     assertConsecutive(
       slow.events().map((e) => cursorPosition(e.id, channel).offset),
       "stalled client",

@@ -35,6 +35,18 @@ async function closeAll(list) {
   list.length = 0;
 }
 
+/**
+ * The herald of a describe block run with `args`, and the list of its
+ * tests' SSE clients, all closed (closeAll) before it stops.
+ * @param {string[]} args herald flags
+ * @returns {{h: object, clients: object[]}} `h` the suiteHerald() handle
+ */
+function suiteWithClients(args) {
+  const clients = [];
+  const h = suiteHerald(args, { beforeStop: () => closeAll(clients) });
+  return { h, clients };
+}
+
 /** Waits for `n` events after index `from` and returns them. */
 async function eventsAfter(sub, from, n, timeoutMs = 5000) {
   return sub.events.until((items) => items.length >= from + n && items.slice(from, from + n), {
@@ -57,13 +69,7 @@ async function assertNoMoreEvents(sub, count, ms = 300) {
 after(() => awaitBackgroundStops());
 
 describe("SSE (default history)", () => {
-  const clients = [];
-
-  const h = suiteHerald(["--sse-heartbeat=1"], {
-    beforeStop: async () => {
-      await closeAll(clients);
-    },
-  });
+  const { h, clients } = suiteWithClients(["--sse-heartbeat=1"]);
 
   test("two channels: status, headers, order, ids, names and data unchanged", { timeout: TEST_TIMEOUT }, async () => {
     const stream = "stream:sse-basic";
@@ -375,12 +381,7 @@ describe("SSE (default history)", () => {
 });
 
 describe("SSE with --history-size=3", () => {
-  const clients = [];
-  const h = suiteHerald(["--history-size=3"], {
-    beforeStop: async () => {
-      await closeAll(clients);
-    },
-  });
+  const { h, clients } = suiteWithClients(["--history-size=3"]);
 
   test("missing 10 publications gives herald.gap history_expired, then live", { timeout: TEST_TIMEOUT }, async () => {
     const channel = "stream:sse-expired";

@@ -16,50 +16,37 @@
 import assert from "node:assert/strict";
 import { mkdirSync } from "node:fs";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { describe, test } from "node:test";
 
-import { chromium } from "playwright-core";
-
-import { getJson, publishOk, sseReady, startHerald } from "./lib/herald.mjs";
+import { browserSuite, newPage } from "./lib/browser.mjs";
+import { getJson, publishOk, sseReady } from "./lib/herald.mjs";
 
 const ARTIFACTS = process.env.HERALD_E2E_ARTIFACTS || (await import("node:os")).tmpdir();
 
-const CHROMIUM = process.env.HERALD_CHROMIUM || "/usr/bin/chromium";
-const CHROMIUM_ARGS = [
-  "--headless",
-  "--no-sandbox",
-  "--disable-gpu",
-  "--disable-quic",
-  "--no-first-run",
-  "--disable-background-networking",
-  "--disable-component-update",
-  "--disable-sync",
-];
 const RUN = `status-${process.pid}-${Date.now().toString(36)}`;
 
-let browser;
-let herald;
 const held = [];
-
-before(
-  async () => {
-    herald = await startHerald([]);
-    browser = await chromium.launch({ executablePath: CHROMIUM, args: CHROMIUM_ARGS, timeout: 9000 });
+const fx = browserSuite([], {}, {
+  beforeClose: async () => {
+    for (const c of held) await c.close();
   },
-  { timeout: 15_000 },
-);
+});
+const { herald } = fx;
 
-after(
-  async () => {
-    try {
-      for (const c of held) await c.close();
-      await browser?.close();
-    } finally {
-      await herald?.stop();
-    }
-  },
-  { timeout: 10_000 },
-);
+/**
+ * A new page (own context, `height` px high) whose console errors and
+ * uncaught exceptions are collected in `errors`.
+ * @returns {Promise<{context: object, page: object, errors: string[]}>}
+ */
+async function newTestPage(height) {
+  const errors = [];
+  const { context, page } = await newPage(fx.browser, {
+    viewport: { width: 1200, height },
+    timeoutMs: 8000,
+    onError: ({ text }) => errors.push(text),
+  });
+  return { context, page, errors };
+}
 
 const number = (text) => Number(text.trim());
 
@@ -82,12 +69,7 @@ describe("status page", { timeout: 40_000 }, () => {
     held.push(await sseReady(herald.url, ["stream:status-b"]));
     const status = (await getJson(herald.url, "/v1/status")).json;
 
-    const context = await browser.newContext({ viewport: { width: 1200, height: 800 } });
-    const page = await context.newPage();
-    page.setDefaultTimeout(8000);
-    const errors = [];
-    page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
-    page.on("pageerror", (err) => errors.push(String(err)));
+    const { context, page, errors } = await newTestPage(800);
     const sseUrls = [];
     page.on("request", (req) => req.url().includes("/v1/sse") && sseUrls.push(req.url()));
     try {
@@ -160,12 +142,7 @@ describe("status page", { timeout: 40_000 }, () => {
   test("charts the last minutes from /v1/status samples, with data (screenshot)", { timeout: 30_000 }, async () => {
     const subscriber = await sseReady(herald.url, ["stream:status-chart"]);
     held.push(subscriber);
-    const context = await browser.newContext({ viewport: { width: 1200, height: 900 } });
-    const page = await context.newPage();
-    page.setDefaultTimeout(8000);
-    const errors = [];
-    page.on("console", (msg) => msg.type() === "error" && errors.push(msg.text()));
-    page.on("pageerror", (err) => errors.push(String(err)));
+    const { context, page, errors } = await newTestPage(900);
     // Every request the page makes stays on this server: no CDN, no external script.
     const foreign = [];
     page.on("request", (req) => !req.url().startsWith(herald.url) && !req.url().startsWith("data:") && foreign.push(req.url()));

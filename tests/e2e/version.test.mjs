@@ -8,6 +8,7 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 
+import { apiRaw } from "./lib/centrifuge.mjs";
 import { awaitBackgroundStops, publish, suiteHerald } from "./lib/herald.mjs";
 import { replayIsSuppressed } from "./lib/versions.mjs";
 import { publicationsOf, wsConnect, wsSubscribe } from "./lib/ws.mjs";
@@ -37,18 +38,18 @@ describe("versioned publishing, in-process", () => {
   });
 
   test("Centrifugo's /api/publish and /api/broadcast answer suppressed with the reason", async () => {
-    const api = async (route, body) => {
-      const res = await fetch(`${h.url}${route}`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
-      return { status: res.status, body: await res.json() };
+    const call = async (method, body) => {
+      const r = await apiRaw(h.url, method, body);
+      return { status: r.status, body: r.json };
     };
-    const ok = await api("/api/publish", { channel: "stream:vapi", data: { a: 1 }, version: 7, version_epoch: "run-1" });
+    const ok = await call("publish", { channel: "stream:vapi", data: { a: 1 }, version: 7, version_epoch: "run-1" });
     assert.equal(ok.status, 200);
     assert.equal(ok.body.result.suppressed, undefined);
-    const stale = await api("/api/publish", { channel: "stream:vapi", data: { a: 0 }, version: "7", version_epoch: "run-1" });
+    const stale = await call("publish", { channel: "stream:vapi", data: { a: 0 }, version: "7", version_epoch: "run-1" });
     assert.deepEqual(stale.body.result, { offset: 1, epoch: ok.body.result.epoch, suppressed: true, suppress_reason: "stale_version" });
-    const other = await api("/api/publish", { channel: "stream:vapi", data: { a: 2 }, version: 1, version_epoch: "run-2" });
+    const other = await call("publish", { channel: "stream:vapi", data: { a: 2 }, version: 1, version_epoch: "run-2" });
     assert.equal(other.body.result.offset, 2, "another version epoch counts anew");
-    const b = await api("/api/broadcast", { channels: ["stream:vapi", "stream:vapi2"], data: { a: 3 }, version: 1, version_epoch: "run-2" });
+    const b = await call("broadcast", { channels: ["stream:vapi", "stream:vapi2"], data: { a: 3 }, version: 1, version_epoch: "run-2" });
     assert.equal(b.body.result.responses[0].result.suppressed, true);
     assert.equal(b.body.result.responses[1].result.suppressed, undefined);
     assert.equal(b.body.result.responses[1].result.offset, 1);

@@ -22,19 +22,45 @@ const badChecksumUser = () => `user:${badAccountId(5)}`;
 // Herald processes stopped in the background by the suites: wait for them.
 after(() => awaitBackgroundStops());
 
-describe("WebSocket protocol", () => {
-  let watcher; // a client subscribed to WATCH that must keep receiving
-  const WATCH = "stream:ws-watch";
+/**
+ * The herald of a describe block (`args`) and `open()`, which connects a new
+ * /v1/ws client (wsConnect); every client opened so is closed (if it is
+ * not already) before herald stops.
+ * @param {string[]} args herald flags
+ * @returns {{h: object, open: () => Promise<object>}} `h` the suiteHerald() handle
+ */
+function suiteWithClients(args) {
   const clients = [];
-  const h = suiteHerald(["--max-channels-per-client=2", `--max-ws-message-bytes=${MAX_MESSAGE}`, "--history-size=8"], {
+  const h = suiteHerald(args, {
     beforeStop: async () => {
       await Promise.all(clients.map((c) => c.close().catch(() => {})));
     },
   });
-
   const open = async () => {
     const c = await wsConnect(h.url);
     clients.push(c);
+    return c;
+  };
+  return { h, open };
+}
+
+describe("WebSocket protocol", () => {
+  let watcher; // a client subscribed to WATCH that must keep receiving
+  const WATCH = "stream:ws-watch";
+  const { h, open } = suiteWithClients(["--max-channels-per-client=2", `--max-ws-message-bytes=${MAX_MESSAGE}`, "--history-size=8"]);
+
+  /**
+   * A new client that sends `subscribe` and `unsubscribe` for `channel` 20
+   * times back to back (ids s0..s19 and u0..u19) and has the reply to u19;
+   * returns the client.
+   */
+  const subscribeUnsubscribe20 = async (channel) => {
+    const c = await open();
+    for (let i = 0; i < 20; i++) {
+      c.send({ op: "subscribe", id: `s${i}`, channel });
+      c.send({ op: "unsubscribe", id: `u${i}`, channel });
+    }
+    await c.inbox.until((items) => items.some((m) => m.id === "u19"), { what: "the last unsubscribed" });
     return c;
   };
 
@@ -112,12 +138,7 @@ describe("WebSocket protocol", () => {
 
   test("subscribe and unsubscribe sent back to back: the channel ends unsubscribed, nothing is delivered", { timeout: TEST_TIMEOUT }, async () => {
     const channel = "stream:ws-race";
-    const c = await open();
-    for (let i = 0; i < 20; i++) {
-      c.send({ op: "subscribe", id: `s${i}`, channel });
-      c.send({ op: "unsubscribe", id: `u${i}`, channel });
-    }
-    await c.inbox.until((items) => items.some((m) => m.id === "u19"), { what: "the last unsubscribed" });
+    const c = await subscribeUnsubscribe20(channel);
     for (let i = 0; i < 20; i++) {
       const u = c.inbox.items.find((m) => m.id === `u${i}`);
       assert.deepEqual(u, { op: "unsubscribed", id: `u${i}`, channel }, `reply to u${i}`);
@@ -136,14 +157,8 @@ describe("WebSocket protocol", () => {
       timeout: TEST_TIMEOUT,
     },
     async () => {
-      const channel = "stream:ws-race-2";
-      const c = await open();
+      const c = await subscribeUnsubscribe20("stream:ws-race-2");
       try {
-        for (let i = 0; i < 20; i++) {
-          c.send({ op: "subscribe", id: `s${i}`, channel });
-          c.send({ op: "unsubscribe", id: `u${i}`, channel });
-        }
-        await c.inbox.until((items) => items.some((m) => m.id === "u19"), { what: "the last unsubscribed" });
         await sleep(200);
         const ids = c.inbox.items.map((m) => m.id);
         for (let i = 0; i < 20; i++) {
@@ -282,35 +297,41 @@ describe("WebSocket protocol", () => {
     await c.close();
   }
 
-  test("since with another epoch: recovered false, reason epoch_changed, live from N", { timeout: TEST_TIMEOUT }, async () => {
-    const channel = "stream:ws-epoch";
+  /**
+   * A client kept subscribed to `channel` while `n` publications (data 1..n)
+   * are made on it: the channel exists with an epoch and offset n.
+   * @returns {Promise<{keep: object, epoch: string}>} the client (close it) and the channel's epoch
+   */
+  async function keptChannel(channel, n) {
     const keep = await open();
     const sub = await wsSubscribe(keep, channel);
-    await publishOk(h.url, { channel, event: "e", data: 1 });
-    const other = sub.epoch === "zzzzzzzz" ? "yyyyyyyy" : "zzzzzzzz";
-    await expectNotRecovered(channel, { epoch: other, offset: 1 }, "epoch_changed", 1, sub.epoch);
+    for (let i = 1; i <= n; i++) await publishOk(h.url, { channel, event: "e", data: i });
+    return { keep, epoch: sub.epoch };
+  }
+
+  test("since with another epoch: recovered false, reason epoch_changed, live from N", { timeout: TEST_TIMEOUT }, async () => {
+    const channel = "stream:ws-epoch";
+    const { keep, epoch } = await keptChannel(channel, 1);
+    const other = epoch === "zzzzzzzz" ? "yyyyyyyy" : "zzzzzzzz";
+    await expectNotRecovered(channel, { epoch: other, offset: 1 }, "epoch_changed", 1, epoch);
     await keep.close();
   });
 
   test("since with a future offset: recovered false, reason offset_in_future", { timeout: TEST_TIMEOUT }, async () => {
     const channel = "stream:ws-future";
-    const keep = await open();
-    const sub = await wsSubscribe(keep, channel);
-    await publishOk(h.url, { channel, event: "e", data: 1 });
-    await expectNotRecovered(channel, { epoch: sub.epoch, offset: 50 }, "offset_in_future", 1, sub.epoch);
-    await expectNotRecovered(channel, { epoch: sub.epoch, offset: 2 ** 53 - 1 }, "offset_in_future", 2, sub.epoch);
+    const { keep, epoch } = await keptChannel(channel, 1);
+    await expectNotRecovered(channel, { epoch, offset: 50 }, "offset_in_future", 1, epoch);
+    await expectNotRecovered(channel, { epoch, offset: 2 ** 53 - 1 }, "offset_in_future", 2, epoch);
     await keep.close();
   });
 
   test("since past the history (--history-size=8): recovered false, reason history_expired", { timeout: TEST_TIMEOUT }, async () => {
     const channel = "stream:ws-expired";
-    const keep = await open();
-    const sub = await wsSubscribe(keep, channel);
-    for (let i = 0; i < 20; i++) await publishOk(h.url, { channel, event: "e", data: i });
-    await expectNotRecovered(channel, { epoch: sub.epoch, offset: 2 }, "history_expired", 20, sub.epoch);
+    const { keep, epoch } = await keptChannel(channel, 20);
+    await expectNotRecovered(channel, { epoch, offset: 2 }, "history_expired", 20, epoch);
     // The last 8 are still recoverable.
     const c = await open();
-    const ok = await wsSubscribe(c, channel, { since: { epoch: sub.epoch, offset: 13 } });
+    const ok = await wsSubscribe(c, channel, { since: { epoch, offset: 13 } });
     assert.equal(ok.recovered, true);
     await c.inbox.until(() => publicationsOf(c, channel).length >= 8, { what: "8 replayed" });
     assert.deepEqual(
@@ -626,23 +647,16 @@ describe("WebSocket delta compression (subscribe with delta: \"fossil\")", () =>
 });
 
 describe("history TTL (--history-ttl=1)", () => {
-  const clients = [];
-  const h = suiteHerald(["--history-ttl=1"], {
-    beforeStop: async () => {
-      await Promise.all(clients.map((c) => c.close().catch(() => {})));
-    },
-  });
+  const { h, open } = suiteWithClients(["--history-ttl=1"]);
 
   test("an idle channel gets a new epoch: since the old one gives epoch_changed", { timeout: TEST_TIMEOUT }, async () => {
     const channel = "stream:ws-ttl-idle";
-    const c1 = await wsConnect(h.url);
-    clients.push(c1);
+    const c1 = await open();
     const s1 = await wsSubscribe(c1, channel);
     await publishOk(h.url, { channel, event: "e", data: 1 });
     await c1.close(); // no subscriber; the history expires after 1 s
     await sleep(2500);
-    const c2 = await wsConnect(h.url);
-    clients.push(c2);
+    const c2 = await open();
     const s2 = await wsSubscribe(c2, channel, { id: 1, since: { epoch: s1.epoch, offset: 1 } });
     assert.notEqual(s2.epoch, s1.epoch, "a new epoch");
     assert.deepEqual(s2, { op: "subscribed", id: 1, channel, epoch: s2.epoch, offset: 0, recovered: false, reason: "epoch_changed" });
@@ -650,14 +664,12 @@ describe("history TTL (--history-ttl=1)", () => {
 
   test("publications older than the TTL leave the history: history_expired", { timeout: TEST_TIMEOUT }, async () => {
     const channel = "stream:ws-ttl-aged";
-    const keep = await wsConnect(h.url);
-    clients.push(keep);
+    const keep = await open();
     const s = await wsSubscribe(keep, channel);
     await publishOk(h.url, { channel, event: "old", data: 1 });
     await sleep(2500);
     await publishOk(h.url, { channel, event: "new", data: 2 });
-    const c = await wsConnect(h.url);
-    clients.push(c);
+    const c = await open();
     const missedOld = await wsSubscribe(c, channel, { id: 1, since: { epoch: s.epoch, offset: 0 } });
     assert.deepEqual(missedOld, {
       op: "subscribed",
@@ -669,8 +681,7 @@ describe("history TTL (--history-ttl=1)", () => {
       reason: "history_expired",
     });
     // Only the fresh one is still recoverable.
-    const c2 = await wsConnect(h.url);
-    clients.push(c2);
+    const c2 = await open();
     const ok = await wsSubscribe(c2, channel, { id: 2, since: { epoch: s.epoch, offset: 1 } });
     assert.equal(ok.recovered, true);
     await c2.inbox.until(() => publicationsOf(c2, channel).length >= 1, { what: "the replay" });

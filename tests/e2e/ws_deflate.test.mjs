@@ -16,10 +16,10 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 
-import { chromium } from "playwright-core";
 import WebSocket from "ws";
 
 import { awaitBackgroundStops, publishOk, sleep, suiteHerald, withHerald } from "./lib/herald.mjs";
+import { launchChromium } from "./lib/browser.mjs";
 import { ENCODINGS, sdkClient, subscription } from "./lib/centrifuge.mjs";
 import { encodeFrame, publicationsOf, rawWsConnect, wsConnect, wsStillReceives, wsSubscribe } from "./lib/ws.mjs";
 
@@ -127,11 +127,7 @@ describe("permessage-deflate in headless Chromium", () => {
   const h = suiteHerald([]);
 
   test("Chromium's WebSocket negotiates permessage-deflate and reads compressed publications", { timeout: TEST_TIMEOUT }, async () => {
-    const browser = await chromium.launch({
-      executablePath: process.env.HERALD_CHROMIUM || "/usr/bin/chromium",
-      args: ["--headless", "--no-sandbox", "--disable-gpu", "--no-first-run", "--disable-background-networking",
-             "--disable-component-update", "--disable-sync"],
-    });
+    const browser = await launchChromium(30_000); // playwright's own default
     try {
       const page = await browser.newPage();
       await page.goto(`${h.url}/v1/info`); // any page of Herald's origin

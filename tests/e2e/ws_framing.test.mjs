@@ -10,10 +10,10 @@ import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import http from "node:http";
 import net from "node:net";
-import { after, before, describe, test } from "node:test";
+import { after, describe, test } from "node:test";
 
 import { awaitBackgroundStops, publishOk, suiteHerald } from "./lib/herald.mjs";
-import { encodeFrame, publicationsOf, rawWsConnect, wsConnect, wsStillReceives, wsSubscribe } from "./lib/ws.mjs";
+import { encodeFrame, publicationsOf, suiteWithBystander, wsConnect, wsSubscribe } from "./lib/ws.mjs";
 
 const TEST_TIMEOUT = 20_000;
 const MAX_MESSAGE = 4096;
@@ -21,25 +21,10 @@ const MAX_MESSAGE = 4096;
 after(() => awaitBackgroundStops());
 
 describe("WebSocket framing", () => {
-  let bystander;
-  const BYSTANDER = "stream:framing-bystander";
-  const raws = [];
-  const raw = async () => {
-    const r = await rawWsConnect(h.port);
-    raws.push(r);
-    return r;
-  };
-
-  const h = suiteHerald([`--max-ws-message-bytes=${MAX_MESSAGE}`, "--io-threads=2", "--max-publish-bytes=200000"], {
-    beforeStop: async () => {
-      for (const r of raws) r.destroy();
-      await bystander?.close();
-    },
-  });
-  before(async () => {
-    bystander = await wsConnect(h.url);
-    await wsSubscribe(bystander, BYSTANDER);
-  });
+  const { h, raw, stillReceives } = suiteWithBystander(
+    [`--max-ws-message-bytes=${MAX_MESSAGE}`, "--io-threads=2", "--max-publish-bytes=200000"],
+    "stream:framing-bystander",
+  );
 
   test("a malformed upgrade gets a JSON error, never Beast's plain text (426 names version 13)", { timeout: TEST_TIMEOUT }, async () => {
     const key = crypto.randomBytes(16).toString("base64");
@@ -94,7 +79,7 @@ describe("WebSocket framing", () => {
       assert.match(answer, /"invalid_request"/, answer);
       assert.match(answer, /Host header/, answer);
     }
-    await wsStillReceives(h.url, bystander, BYSTANDER); // other clients unaffected
+    await stillReceives(); // other clients unaffected
   });
 
   test("a command sent one byte per write is parsed and answered", { timeout: TEST_TIMEOUT }, async () => {
@@ -147,7 +132,7 @@ describe("WebSocket framing", () => {
       assert.equal(got, code);
       await r.ended;
       assert.ok(ended === null || typeof ended === "string");
-      await wsStillReceives(h.url, bystander, BYSTANDER);
+      await stillReceives();
     });
   }
 
@@ -185,24 +170,12 @@ describe("WebSocket framing", () => {
       assert.deepEqual(pubs.slice(0, sizes.length).map((p) => p.data.s.length), sizes);
     }
     for (const c of clients) await c.close();
-    await wsStillReceives(h.url, bystander, BYSTANDER);
+    await stillReceives();
   });
 });
 
 describe("WebSocket message timeout (--ws-message-timeout)", () => {
-  let bystander;
-  const BYSTANDER = "stream:msg-timeout-bystander";
-  const raws = [];
-  const h = suiteHerald(["--ws-message-timeout=1", "--ws-ping-interval=60"], {
-    beforeStop: async () => {
-      for (const r of raws) r.destroy();
-      await bystander?.close();
-    },
-  });
-  before(async () => {
-    bystander = await wsConnect(h.url);
-    await wsSubscribe(bystander, BYSTANDER);
-  });
+  const { h, raw, stillReceives } = suiteWithBystander(["--ws-message-timeout=1", "--ws-ping-interval=60"], "stream:msg-timeout-bystander");
 
   const cases = [
     ["a fragmented message left open (no last fragment)", async (r) => {
@@ -227,8 +200,7 @@ describe("WebSocket message timeout (--ws-message-timeout)", () => {
   ];
   for (const [name, send] of cases) {
     test(`${name}: close 1008 within the bound, others unaffected`, { timeout: TEST_TIMEOUT }, async () => {
-      const r = await rawWsConnect(h.port);
-      raws.push(r);
+      const r = await raw();
       const t0 = Date.now();
       const sending = send(r, t0 + 4000);
       const { code, reason } = await r.closeCode(4000);
@@ -238,13 +210,12 @@ describe("WebSocket message timeout (--ws-message-timeout)", () => {
       assert.ok(took >= 900 && took < 3000, `closed after ${took} ms`);
       await r.ended;
       await sending;
-      await wsStillReceives(h.url, bystander, BYSTANDER);
+      await stillReceives();
     });
   }
 
   test("a message that completes in time is answered, and the bound counts per message", { timeout: TEST_TIMEOUT }, async () => {
-    const r = await rawWsConnect(h.port);
-    raws.push(r);
+    const r = await raw();
     // Three messages, each in two fragments 600 ms apart: 1.8 s in all, each within 1 s.
     for (let i = 0; i < 3; i++) {
       const text = JSON.stringify({ op: "ping", id: i });
@@ -260,8 +231,7 @@ describe("WebSocket message timeout (--ws-message-timeout)", () => {
   });
 
   test("a command naming a key twice is refused with invalid_json; the connection stays open", { timeout: TEST_TIMEOUT }, async () => {
-    const r = await rawWsConnect(h.port);
-    raws.push(r);
+    const r = await raw();
     r.sendFrame({ opcode: 1, payload: Buffer.from('{"op":"subscribe","channel":"stream:a","channel":"stream:b","id":1}') });
     const err = await r.frames.until((items) => items.find((f) => f.json?.op === "error"), { what: "an error" });
     assert.equal(err.json.code, "invalid_json");

@@ -22,23 +22,15 @@ import { describe, test } from "node:test";
 
 import WebSocket from "ws";
 
-import { ENCODINGS, pubData } from "../lib/centrifuge.mjs";
+import { api, ENCODINGS, pubData } from "../lib/centrifuge.mjs";
 import { getJson } from "../lib/herald.mjs";
 import { killHerald, redisCli, sleep, suiteCluster, waitUntil } from "./lib.mjs";
 
 const CHANNEL = "stream:cf-cluster";
 
 
-async function apiPublish(h, n, channel = CHANNEL) {
-  const res = await fetch(`${h.url}/api/publish`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ channel, data: { n }, tags: { event: "n" } }),
-  });
-  const body = await res.json();
-  if (res.status !== 200 || !body.result) throw new Error(`/api/publish: ${res.status} ${JSON.stringify(body)}`);
-  return body.result;
-}
+/** Publishes `{n}` to `channel` through `h`'s /api/publish (event "n"); returns the result. */
+const apiPublish = (h, n, channel = CHANNEL) => api(h.url, "publish", { channel, data: { n }, tags: { event: "n" } });
 
 /**
  * A client of the SDK build `Sdk` through HAProxy subscribed to `channel`;
@@ -62,16 +54,8 @@ function sdkSubscribed(Sdk, lb, channel, subOpts = {}) {
   return { c, sub, pubs, subscribed };
 }
 
-async function apiHistory(h, channel, limit) {
-  const res = await fetch(`${h.url}/api/history`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify({ channel, limit }),
-  });
-  const body = await res.json();
-  assert.equal(res.status, 200, `/api/history on ${h.url}: ${JSON.stringify(body)}`);
-  return body.result;
-}
+/** `channel`'s position and last `limit` publications through `h`'s /api/history: the result. */
+const apiHistory = (h, channel, limit) => api(h.url, "history", { channel, limit });
 
 for (const [enc, Sdk] of ENCODINGS) {
   describe(`centrifuge SDK (${enc}) through HAProxy, losing its instance`, { timeout: 90_000 }, () => {
@@ -185,12 +169,7 @@ for (const [enc, Sdk] of ENCODINGS) {
         for (let n = 1; n <= 20; n++) {
           sent.push(state(n));
           // Alternately through both instances: the SDK's instance gets them from Redis or itself.
-          const res = await fetch(`${live[n % live.length].url}/api/publish`, {
-            method: "POST",
-            headers: { "content-type": "application/json" },
-            body: JSON.stringify({ channel: ch, data: state(n), tags: { event: "state" } }),
-          });
-          assert.equal(res.status, 200, await res.text());
+          await api(live[n % live.length].url, "publish", { channel: ch, data: state(n), tags: { event: "state" } });
         }
         await waitUntil(() => pubs.length >= 20, { what: "20 publications", timeoutMs: 8000 });
         await sleep(100);

@@ -14,11 +14,10 @@
 import assert from "node:assert/strict";
 import { after, before, describe, test } from "node:test";
 
-import { ENCODINGS, assertCacheRecovery, subscribedClient } from "../lib/centrifuge.mjs";
+import { ENCODINGS, assertCacheRecovery, subscribedClient, withProxiedSubscriber } from "../lib/centrifuge.mjs";
 import { publishOk, startHerald } from "../lib/herald.mjs";
 import { replayIsSuppressed } from "../lib/versions.mjs";
 import { publicationsOf, wsConnect, wsSubscribe } from "../lib/ws.mjs";
-import { startProxy } from "../lib/proxy.mjs";
 import { freePort, killHerald, redisCli, startRedis, startRedisCluster, waitReady, waitUntil } from "./lib.mjs";
 
 const CLASSES = "stream:cc-* history-size=1 recovery=cache";
@@ -86,9 +85,7 @@ for (const mode of ["one Redis", "a Redis Cluster"]) {
         const channel = `stream:cc-away-${enc}`;
         const a = await start();
         const b = await start();
-        const proxy = await startProxy(a.port);
-        const { c, sub } = subscribedClient(Sdk, proxy.port, channel, { since: {} });
-        try {
+        await withProxiedSubscriber(Sdk, a.port, channel, { since: {} }, async ({ sub, proxy }) => {
           await assertCacheRecovery(sub, {
             publish: (n) => publishOk(b.url, { channel, event: "state", data: { n } }),
             leave: async () => {
@@ -106,10 +103,7 @@ for (const mode of ["one Redis", "a Redis Cluster"]) {
           } finally {
             c2.disconnect();
           }
-        } finally {
-          c.disconnect();
-          await proxy.close();
-        }
+        });
       });
     }
   });

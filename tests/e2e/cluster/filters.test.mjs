@@ -10,9 +10,8 @@
 import assert from "node:assert/strict";
 import { describe, test } from "node:test";
 
-import { ENCODINGS, subscribedClient } from "../lib/centrifuge.mjs";
+import { ENCODINGS, withProxiedSubscriber } from "../lib/centrifuge.mjs";
 import { publishOk } from "../lib/herald.mjs";
-import { startProxy } from "../lib/proxy.mjs";
 import { publicationsOf, wsConnect } from "../lib/ws.mjs";
 import { sleep, suiteCluster, waitUntil } from "./lib.mjs";
 
@@ -37,10 +36,7 @@ describe("cluster: tags through Redis, filters on another instance", () => {
     test(`centrifuge SDK (${enc}) tagsFilter on B, publications on A, a drop recovered on B`, async () => {
       const [a, b] = fx.hs;
       const channel = `stream:cluster-filter-${enc}`;
-      const proxy = await startProxy(b.port);
-      const { c, sub } = subscribedClient(Sdk, proxy.port, channel, { tagsFilter: FILTER });
-      try {
-        await waitFor(() => sub.state === "subscribed", "subscribed");
+      await withProxiedSubscriber(Sdk, b.port, channel, { tagsFilter: FILTER }, async ({ sub, proxy }) => {
         await publishRange(a.url, channel, 0, 10);
         assert.ok(matches(9));
         await waitFor(() => sub.pubs.some((p) => p.data.i === 9), "i=9 through Redis");
@@ -56,10 +52,7 @@ describe("cluster: tags through Redis, filters on another instance", () => {
         for (const p of sub.pubs) assert.deepEqual({ ...p.tags }, { event: nth(p.data.i).event, ...nth(p.data.i).tags });
         const subscribed = sub.events.filter((e) => e.name === "subscribed");
         assert.equal(subscribed.at(-1).ctx.recovered, true);
-      } finally {
-        c.disconnect();
-        await proxy.close();
-      }
+      });
     });
   }
 

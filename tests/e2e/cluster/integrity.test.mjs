@@ -31,6 +31,7 @@ import {
   sseSubscribe,
   startClusterHerald,
   startRedis,
+  startRedisAndHerald,
   tempDir,
   waitReady,
   waitUntil,
@@ -41,11 +42,7 @@ const started = cleanupStack(); // herald, redis-server, subscribers: stopped af
 describe("history that went backwards", () => {
   test("Redis restored from an older snapshot: a gap and a new epoch, never reused offsets", { timeout: 60_000 }, async () => {
     const dir = tempDir("herald-rollback-");
-    let redis = await startRedis({ rdbDir: dir });
-    started.push(redis);
-    const h = await startClusterHerald(redis.url);
-    started.push(h);
-    await waitReady(h.url);
+    let { redis, h } = await startRedisAndHerald(started, { rdbDir: dir });
     const LIVE = "stream:rb-live";
     const LEFT = "stream:rb-left";
     const sub = await sseSubscribe(h.url, [LIVE]);
@@ -104,11 +101,7 @@ describe("history that went backwards", () => {
 
   test("an older snapshot that brings back an epoch the channel already left: retired, never replayed or reissued", { timeout: 60_000 }, async () => {
     const dir = tempDir("herald-stale-epoch-");
-    let redis = await startRedis({ rdbDir: dir });
-    started.push(redis);
-    const h = await startClusterHerald(redis.url);
-    started.push(h);
-    await waitReady(h.url);
+    let { redis, h } = await startRedisAndHerald(started, { rdbDir: dir });
     const LIVE = "stream:rb-stale";
     const meta = `herald:{${LIVE}}:meta`;
     const sub = await sseSubscribe(h.url, [LIVE]);
@@ -185,11 +178,7 @@ describe("readiness that tells the truth", () => {
   test("Redis turned into a read-only replica: /readyz 503 with the reason, a metric, ready again after REPLICAOF NO ONE", { timeout: 60_000 }, async () => {
     const primary = await startRedis();
     started.push(primary);
-    const redis = await startRedis();
-    started.push(redis);
-    const h = await startClusterHerald(redis.url);
-    started.push(h);
-    await waitReady(h.url);
+    const { redis, h } = await startRedisAndHerald(started);
     await publishOk(h.url, { channel: "stream:ready-1", event: "e", data: 1 });
     assert.equal(metric(await scrapeText(h.url), "herald_redis_writable"), 1);
 

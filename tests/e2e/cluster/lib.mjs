@@ -288,6 +288,25 @@ export async function startClusterHerald(redisUrl, { via = "env", args = [] } = 
   return startHerald(args, { env: { REDIS_URL: redisUrl } });
 }
 
+/**
+ * A private redis-server (startRedis(redisOpts): port, rdbDir, ...) and one
+ * herald on it (startClusterHerald), waited for until ready (waitReady);
+ * both pushed onto `stops`, a cleanupStack() (../lib/processes.mjs), so
+ * they are stopped after the file, herald first.
+ * @param {Array} stops the file's cleanupStack()
+ * @param {object} redisOpts startRedis options
+ * @returns {Promise<{redis: object, h: object}>} the two handles
+ * @throws when either does not start, or herald is not ready within 5 s
+ */
+export async function startRedisAndHerald(stops, redisOpts = {}) {
+  const redis = await startRedis(redisOpts);
+  stops.push(redis);
+  const h = await startClusterHerald(redis.url);
+  stops.push(h);
+  await waitReady(h.url);
+  return { redis, h };
+}
+
 /** Starts `n` instances on one Redis and waits until each answers /readyz 200. */
 export async function startCluster(redisUrl, n = 3, opts = {}) {
   const hs = [];
@@ -335,6 +354,23 @@ export function suiteCluster(n = 3, { via = "env", args = [], haproxy = false, b
     }
   }, { timeout: 20_000 });
   return fx;
+}
+
+/**
+ * The `after` hook (20 s at most) of a describe block on a Redis Cluster:
+ * closes the block's clients (entries `{client}` whose client has close();
+ * a failing close is ignored, it may be closed already), then stops its
+ * herald instances and the cluster (startRedisCluster's handle).
+ * @param {() => {clients: Array<{client: {close: () => Promise<void>}}>, hs: object[], cluster?: object}} what
+ *   called in the hook: the block's `before` hook fills them in
+ */
+export function afterRedisCluster(what) {
+  after(async () => {
+    const { clients, hs, cluster } = what();
+    await Promise.all(clients.map(({ client }) => client.close().catch(() => {})));
+    await Promise.all(hs.map((h) => h.stop()));
+    await cluster?.stop();
+  }, { timeout: 20_000 });
 }
 
 /** GET /readyz of `url`; a failed request is `{status: 0}`. */

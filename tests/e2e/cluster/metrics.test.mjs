@@ -16,8 +16,8 @@ import { describe, test } from "node:test";
 
 import { getJson, publishOk } from "../lib/herald.mjs";
 import { cleanupStack } from "../lib/processes.mjs";
-import { promtoolCheck, scrape, settledScrape } from "../lib/metrics.mjs";
-import { REPO, sseItems, sseSubscribe, startClusterHerald, startRedis, tempDir, waitReady, waitUntil } from "./lib.mjs";
+import { promtoolCheck, scrape, scrapeUntil as scrapeMetricsUntil, settledScrape } from "../lib/metrics.mjs";
+import { REPO, sseItems, sseSubscribe, startRedis, startRedisAndHerald, tempDir, waitUntil } from "./lib.mjs";
 import { PROMTOOL } from "../lib/metrics.mjs";
 
 const DASHBOARD = path.join(REPO, "docker", "grafana", "dashboards", "herald.json");
@@ -37,29 +37,12 @@ function dashboardQueries(dashboard) {
 
 const stops = cleanupStack(); // run after the file, last first
 
-async function scrapeUntil(url, pred, what, timeoutMs = 10_000) {
-  let last;
-  try {
-    return await waitUntil(
-      async () => {
-        last = await scrape(url);
-        return pred(last) && last;
-      },
-      { timeoutMs, intervalMs: 50, what },
-    );
-  } catch (err) {
-    err.message += `\nlast scrape:\n${last?.text}`;
-    throw err;
-  }
-}
+/** Polls `${url}/metrics` until `pred(scrape)` holds (10 s at most); returns that scrape. */
+const scrapeUntil = (url, pred, what, timeoutMs = 10_000) => scrapeMetricsUntil(url, pred, what, timeoutMs);
 
 describe("cluster metrics", { timeout: 90_000 }, () => {
   test("Redis state, reconnects, command latency and publications from Redis", async () => {
-    const redis = await startRedis();
-    stops.push(() => redis.stop());
-    const h = await startClusterHerald(redis.url);
-    stops.push(() => h.stop());
-    await waitReady(h.url);
+    const { redis, h } = await startRedisAndHerald(stops);
 
     const m0 = await scrapeUntil(h.url, (m) => m.get("herald_redis_up") === 1, "herald_redis_up 1");
     let check = await promtoolCheck(m0.text);
@@ -123,11 +106,7 @@ describe("cluster metrics", { timeout: 90_000 }, () => {
   });
 
   test("the Grafana dashboard queries only metrics a live herald exposes, and compose mounts it", async () => {
-    const redis = await startRedis();
-    stops.push(() => redis.stop());
-    const h = await startClusterHerald(redis.url);
-    stops.push(() => h.stop());
-    await waitReady(h.url);
+    const { redis, h } = await startRedisAndHerald(stops);
     // One delivery, so the histograms have observations (names exist either way).
     const sub = await sseSubscribe(h.url, ["stream:dashboard"]);
     stops.push(() => sub.close());

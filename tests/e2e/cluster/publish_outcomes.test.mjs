@@ -27,6 +27,7 @@ import assert from "node:assert/strict";
 import net from "node:net";
 import { before, describe, test } from "node:test";
 
+import { apiRaw } from "../lib/centrifuge.mjs";
 import { publish } from "../lib/herald.mjs";
 import { cleanupStack } from "../lib/processes.mjs";
 import { freePort, redisCli, startClusterHerald, startRedis, tempDir, waitReady, waitReplicasInSync, waitUntil } from "./lib.mjs";
@@ -120,15 +121,6 @@ async function held(port, channel) {
   return { xlen: Number(xlen), offset: offset.length === 0 ? 0 : Number(offset[0]) };
 }
 
-async function apiCall(url, route, body) {
-  const res = await fetch(`${url}${route}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  return { status: res.status, headers: res.headers, text, json: JSON.parse(text) };
-}
 
 /** Asserts a 503 `unavailable` whose message matches `re`, with Retry-After. */
 function assert503(r, re) {
@@ -166,6 +158,24 @@ async function commandClients(port) {
     .filter((l) => /\bname=herald-cmd-\d+\b/.test(l))
     .map((l) => /\bid=(\d+)/.exec(l)[1])
     .sort();
+}
+
+/**
+ * Arms `fault` (a mode of startFaultProxy's arm()) for `channel` on `proxy`, runs `send()`
+ * and asserts the fault was injected: the rule reached `stage`.
+ * @param {{arm: Function}} proxy
+ * @param {string} channel
+ * @param {string} fault "drop-before-reply", "drop-at-wait" or "hold"
+ * @param {() => Promise<T>} send the request that meets the fault
+ * @param {string} stage the rule's stage once injected ("done", or "holding" for "hold")
+ * @returns {Promise<T>} what `send` returned
+ * @template T
+ */
+async function withFault(proxy, channel, fault, send, stage = "done") {
+  const rule = proxy.arm(channel, fault);
+  const r = await send();
+  assert.equal(rule.stage, stage, "the fault was injected");
+  return r;
 }
 
 /** Waits until herald is ready and both its command connections are in Redis's CLIENT LIST. */
@@ -242,7 +252,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
     assert.deepEqual(await redisCli(master.port, "ACL", "SETUSER", "default", "-wait"), ["OK"]);
     let r;
     try {
-      r = await apiCall(h.url, "/api/broadcast", { channels: [A, B], data: { x: 1 }, tags: { event: "e" } });
+      r = await apiRaw(h.url, "broadcast", { channels: [A, B], data: { x: 1 }, tags: { event: "e" } });
     } finally {
       assert.deepEqual(await redisCli(master.port, "ACL", "SETUSER", "default", "+wait"), ["OK"]);
     }
@@ -256,10 +266,9 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
     await settle(fx);
     const { h, master, proxy } = fx;
     const CH = "stream:o-drop-reply";
-    const rule = proxy.arm(CH, "drop-before-reply");
     const body = { channel: CH, event: "e", data: { n: 1 } };
-    const r = await publish(h.url, body, { headers: { "Idempotency-Key": "k-drop-1" } });
-    assert.equal(rule.stage, "done", "the fault was injected");
+    const r = await withFault(proxy, CH, "drop-before-reply", () =>
+      publish(h.url, body, { headers: { "Idempotency-Key": "k-drop-1" } }));
     assert503(r, UNKNOWN);
     assert.deepEqual(await held(master.port, CH), { xlen: 1, offset: 1 }); // Redis did store it
     const again = await retryUntilStored(h.url, body, "k-drop-1");
@@ -268,9 +277,8 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
 
     // The same on /api/publish, in Centrifugo's error shape.
     const API = "stream:o-drop-api";
-    const apiRule = proxy.arm(API, "drop-before-reply");
-    const a = await apiCall(h.url, "/api/publish", { channel: API, data: { n: 2 }, idempotency_key: "k-drop-2" });
-    assert.equal(apiRule.stage, "done", "the fault was injected");
+    const a = await withFault(proxy, API, "drop-before-reply", () =>
+      apiRaw(h.url, "publish", { channel: API, data: { n: 2 }, idempotency_key: "k-drop-2" }));
     assert503(a, UNKNOWN);
     assert.deepEqual(await held(master.port, API), { xlen: 1, offset: 1 });
   });
@@ -279,9 +287,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
     await settle(fx);
     const { h, master, proxy } = fx;
     const CH = "stream:o-drop-wait";
-    const rule = proxy.arm(CH, "drop-at-wait");
-    const r = await publish(h.url, { channel: CH, event: "e", data: 1 });
-    assert.equal(rule.stage, "done", "the fault was injected");
+    const r = await withFault(proxy, CH, "drop-at-wait", () => publish(h.url, { channel: CH, event: "e", data: 1 }));
     assert503(r, STORED_NOT_REPLICATED);
     assert.match(r.json.error.message, /WAIT got no reply/, r.text);
     assert.deepEqual(await held(master.port, CH), { xlen: 1, offset: 1 });
@@ -318,7 +324,7 @@ describe("publish outcomes under Redis faults (a master, its replica, --redis-wa
       const r = await publish(h.url, { channel: CH, event: "e", data: 2 });
       assert503(r, NOT_STORED);
       assert.match(r.json.error.message, /READONLY/, r.text);
-      const a = await apiCall(h.url, "/api/publish", { channel: CH, data: 3 });
+      const a = await apiRaw(h.url, "publish", { channel: CH, data: 3 });
       assert503(a, NOT_STORED);
       assert.deepEqual(await held(master.port, CH), { xlen: 1, offset: 1 });
     } finally {

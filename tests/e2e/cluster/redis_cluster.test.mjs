@@ -11,10 +11,11 @@
 
 import assert from "node:assert/strict";
 import path from "node:path";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 
 import { getJson, publish, publishOk, publishOnce, startHerald } from "../lib/herald.mjs";
 import {
+  afterRedisCluster,
   freePort,
   readyz,
   REPO,
@@ -80,11 +81,7 @@ describe("three instances on a 3-master Redis Cluster", { timeout: 150_000 }, ()
     assert.equal(perMaster.size, 3, "two channels on each of the three masters");
   }, { timeout: 60_000 });
 
-  after(async () => {
-    await Promise.all(clients.map(({ client }) => client.close().catch(() => {})));
-    await Promise.all(hs.map((h) => h.stop()));
-    await cluster?.stop();
-  }, { timeout: 20_000 });
+  afterRedisCluster(() => ({ clients, hs, cluster }));
 
   // Each channel's pub/sub name has one shard subscription per instance on
   // `masterIs[ch]` and none on any other live node; no classic subscription anywhere.

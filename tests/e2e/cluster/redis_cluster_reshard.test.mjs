@@ -13,11 +13,12 @@
 
 import assert from "node:assert/strict";
 import { execFile } from "node:child_process";
-import { after, before, describe, test } from "node:test";
+import { before, describe, test } from "node:test";
 
 import { getJson, publish } from "../lib/herald.mjs";
 import { register } from "../lib/processes.mjs";
 import {
+  afterRedisCluster,
   channelSlot,
   nodeId,
   readyz,
@@ -93,11 +94,7 @@ describe("redis-cli --cluster reshard under publishing, two instances on a 3-mas
     for (const ch of channels) assert.equal(Number((await redisCli(source.port, "CLUSTER", "KEYSLOT", ch))[0]), channelSlot(ch), ch);
   }, { timeout: 60_000 });
 
-  after(async () => {
-    await Promise.all(clients.map(({ client }) => client.close().catch(() => {})));
-    await Promise.all(hs.map((h) => h.stop()));
-    await cluster?.stop();
-  }, { timeout: 20_000 });
+  afterRedisCluster(() => ({ clients, hs, cluster }));
 
   const slotsOf = (port) => owners.filter((p) => p === port).length;
 

@@ -24,6 +24,7 @@ import {
   sseSubscribe,
   startClusterHerald,
   startRedis,
+  startRedisAndHerald,
   waitUntil,
 } from "./lib.mjs";
 
@@ -61,11 +62,7 @@ describe("cluster mode edges", { timeout: 60_000 }, () => {
   });
 
   test("a non-Herald publisher runs publish.lua through redis-cli; garbage envelopes are dropped", async () => {
-    const redis = await startRedis();
-    stops.push(() => redis.stop());
-    const h = await startClusterHerald(redis.url);
-    stops.push(() => h.stop());
-    await waitUntil(async () => (await readyz(h.url)).status === 200, { what: "ready" });
+    const { redis, h } = await startRedisAndHerald(stops);
     const ch = "stream:direct";
     const sub = await sseSubscribe(h.url, [ch]);
     stops.push(() => sub.close());

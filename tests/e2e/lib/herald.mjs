@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 
 import { ACCOUNT_ID_VERSION, base32Encode, crc16Xmodem, encodeAccountId, isAccountId } from "../../../demo/strkey.mjs";
 import { collectOutput, isAlive, killAndWait, sanitizerReport, spawnProcess } from "./processes.mjs";
+import { hsSetup } from "./tokens.mjs";
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
@@ -62,6 +63,33 @@ export async function waitUntil(fn, { timeoutMs = 5000, intervalMs = 20, what = 
     if (value) return value;
     if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`);
     await sleep(intervalMs);
+  }
+}
+
+/**
+ * Reads `read()` every `intervalMs` until `pred(value)` holds and returns
+ * that value; after `timeoutMs` throws waitUntil()'s error (naming `what`)
+ * with `show(last)`, the last value read, on a line of its own.
+ * @template T
+ * @param {() => Promise<T>} read
+ * @param {(value: T) => boolean} pred
+ * @param {{what:string, timeoutMs?:number, intervalMs?:number, show?:(last: T|undefined) => string}} opts
+ *   times in ms (defaults 5000 and 50); `show` defaults to JSON.stringify
+ * @returns {Promise<T>}
+ */
+export async function pollUntil(read, pred, { what, timeoutMs = 5000, intervalMs = 50, show = (v) => JSON.stringify(v) }) {
+  let last;
+  try {
+    return await waitUntil(
+      async () => {
+        last = await read();
+        return pred(last) && last;
+      },
+      { timeoutMs, intervalMs, what },
+    );
+  } catch (err) {
+    err.message += `\n${show(last)}`;
+    throw err;
   }
 }
 
@@ -247,6 +275,28 @@ export function suiteHerald(args = [], opts = {}) {
   return h;
 }
 
+/**
+ * suiteHerald() with real keys instead of `--insecure`: the `before` hook
+ * makes them with hsSetup() (an HS256 secret and an API key, in files) and
+ * starts herald with their args followed by `extraArgs`.
+ * @param {string[]} extraArgs more herald flags
+ * @param {object} opts as for suiteHerald (`insecure` is always false)
+ * @returns {{h: Awaited<ReturnType<typeof startHerald>>, auth: ReturnType<typeof hsSetup>}} both
+ *   filled by the `before` hook: `h` the handle, `auth` the hsSetup() object (`token(claims)`,
+ *   `apiKey`, `auth` headers, ...)
+ */
+export function securedSuiteHerald(extraArgs = [], opts = {}) {
+  const auth = {};
+  const h = suiteHerald(
+    () => {
+      Object.assign(auth, hsSetup());
+      return [...auth.args, ...extraArgs];
+    },
+    { ...opts, insecure: false },
+  );
+  return { h, auth };
+}
+
 // ------------------------------------------------------------------ publish
 
 /**
@@ -260,14 +310,27 @@ export async function publish(url, body, { headers = {} } = {}) {
     headers: { "content-type": "application/json", ...headers },
     body: typeof body === "string" ? body : JSON.stringify(body),
   });
-  const text = await res.text();
-  let json;
+  return readReply(res);
+}
+
+/** `text` parsed as JSON, or undefined when it is not JSON (never throws). */
+export function jsonOrUndefined(text) {
   try {
-    json = JSON.parse(text);
+    return JSON.parse(text);
   } catch {
-    json = undefined;
+    return undefined;
   }
-  return { status: res.status, headers: res.headers, text, json };
+}
+
+/**
+ * Reads a fetch() Response to its end.
+ * @param {Response} res
+ * @returns {Promise<{status:number, headers:Headers, text:string, json:any}>} `json` is the body
+ *   parsed (jsonOrUndefined: undefined when it is not JSON)
+ */
+export async function readReply(res) {
+  const text = await res.text();
+  return { status: res.status, headers: res.headers, text, json: jsonOrUndefined(text) };
 }
 
 /**
@@ -289,15 +352,7 @@ export function publishOnce(url, body) {
         let text = "";
         res.setEncoding("utf8");
         res.on("data", (c) => (text += c));
-        res.on("end", () => {
-          let json;
-          try {
-            json = JSON.parse(text);
-          } catch {
-            json = undefined;
-          }
-          resolve({ status: res.statusCode, headers: res.headers, text, json });
-        });
+        res.on("end", () => resolve({ status: res.statusCode, headers: res.headers, text, json: jsonOrUndefined(text) }));
         res.on("error", reject);
       },
     );
@@ -315,15 +370,7 @@ export async function publishOk(url, body, opts = {}) {
 
 /** GET `${url}${route}` and parse the JSON body (if any). */
 export async function getJson(url, route, init = {}) {
-  const res = await fetch(`${url}${route}`, init);
-  const text = await res.text();
-  let json;
-  try {
-    json = JSON.parse(text);
-  } catch {
-    json = undefined;
-  }
-  return { status: res.status, headers: res.headers, text, json };
+  return readReply(await fetch(`${url}${route}`, init));
 }
 
 // --------------------------------------------------------------- SSE parser

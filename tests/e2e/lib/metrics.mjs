@@ -2,6 +2,7 @@
 // exposition (format 0.0.4), and check it with `promtool check metrics`
 // (Debian package `prometheus`; $PROMTOOL overrides the path).
 
+import { pollUntil } from "./herald.mjs";
 import { spawnProcess } from "./processes.mjs";
 
 export const PROMTOOL = process.env.PROMTOOL || "promtool";
@@ -83,4 +84,17 @@ export function promtoolCheck(text) {
     });
     child.stdin.end(text);
   });
+}
+
+/**
+ * Scrapes `${url}/metrics` (scrape()) every 50 ms until `pred(scrape)`
+ * holds; returns that scrape.
+ * @param {string} url herald's base URL
+ * @param {(m: Awaited<ReturnType<typeof scrape>>) => boolean} pred
+ * @param {string} what what is awaited, for the error
+ * @param {number} timeoutMs
+ * @throws after `timeoutMs`, naming `what`, with the last scrape's text
+ */
+export function scrapeUntil(url, pred, what, timeoutMs = 5000) {
+  return pollUntil(() => scrape(url), pred, { what, timeoutMs, show: (last) => `last scrape:\n${last?.text}` });
 }

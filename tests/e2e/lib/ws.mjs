@@ -2,12 +2,14 @@
 // with a waitable inbox, and a raw RFC 6455 client over node:net for frames
 // the `ws` package refuses to send (unmasked, reserved bits, bad opcodes...).
 
+import assert from "node:assert/strict";
 import crypto from "node:crypto";
 import net from "node:net";
+import { before } from "node:test";
 
 import WebSocket from "ws";
 
-import { Inbox, probeUntilDelivered } from "./herald.mjs";
+import { Inbox, probeUntilDelivered, suiteHerald } from "./herald.mjs";
 
 // ------------------------------------------------------------- ws package
 
@@ -97,6 +99,39 @@ export async function wsStillReceives(baseUrl, client, channel) {
     timeoutMs: 5000,
     isProbe: (m, tag) => m.op === "publication" && m.channel === channel && m.data?.probe === tag,
   });
+}
+
+/**
+ * The herald of a describe block (suiteHerald(args)) with a bystander: a
+ * /v1/ws client its `before` hook subscribes to `channel`, which the tests
+ * check keeps receiving while they misbehave. The bystander and every
+ * client made with `raw()` are closed before herald stops.
+ * @param {string[]} args herald flags
+ * @param {string} channel the bystander's channel
+ * @returns {{h: object, bystander: () => object, stillReceives: () => Promise<void>, raw: () => Promise<object>}}
+ *   `h` the suiteHerald() handle; `bystander()` the client (once the hook ran);
+ *   `stillReceives()` wsStillReceives() on it (throws when no probe arrives within 5 s);
+ *   `raw()` a new rawWsConnect() client, destroyed at the end
+ */
+export function suiteWithBystander(args, channel) {
+  let bystander;
+  const raws = [];
+  const h = suiteHerald(args, {
+    beforeStop: async () => {
+      for (const r of raws) r.destroy();
+      await bystander?.close();
+    },
+  });
+  before(async () => {
+    bystander = await wsConnect(h.url);
+    assert.equal((await wsSubscribe(bystander, channel)).op, "subscribed");
+  });
+  const raw = async () => {
+    const r = await rawWsConnect(h.port);
+    raws.push(r);
+    return r;
+  };
+  return { h, bystander: () => bystander, stillReceives: () => wsStillReceives(h.url, bystander, channel), raw };
 }
 
 // --------------------------------------------------------------- raw socket
