@@ -157,7 +157,8 @@ void on_subscribe(connection_pointer self, const cf::command& cmd) {
   // back here with its old epoch: the reply carries the new epoch's
   // publications, marked not recovered (docs/centrifugo.md "Gaps and recovery").
   // With delta compression the channel makes a delta of each publication.
-  send_subscribe(self, cmd.channel, std::move(since), /*epoch_history=*/true, cmd.delta);
+  send_subscribe(self, cmd.channel, std::move(since), /*epoch_history=*/true, cmd.delta,
+                 cmd.filter);
 }
 
 void on_unsubscribe(connection_pointer self, const cf::command& cmd) {

@@ -113,7 +113,7 @@ void remove_subscriber(channel_pointer self, const caf::actor& who) {
 void answer(channel_pointer self, const subscribe_request& req, bool monitored = false) {
   auto& st = self->state;
   st.prune(self->clock().now());
-  auto rec = st.decide(req.since, req.epoch_history, st.cls.recovery);
+  auto rec = st.decide(req.since, req.epoch_history, st.cls.recovery, req.filter.get());
   auto [it, added] = st.subscribers.try_emplace(req.subscriber, req.sink);
   if (!added)
     it->second = req.sink;

@@ -1,5 +1,7 @@
 #include "actors/channel_log.hpp"
 
+#include <iterator>
+
 namespace herald::actors {
 
 void channel_log::append(publication_ptr p) {
@@ -31,14 +33,23 @@ bool channel_log::holds(const publication& p) const {
 }
 
 recovery channel_log::decide(const std::optional<net::stream_position>& since,
-                             bool epoch_history, net::recovery_mode mode) const {
+                             bool epoch_history, net::recovery_mode mode,
+                             const net::tags_filter* filter) const {
   auto r = decide_stream(since, epoch_history);
   if (mode != net::recovery_mode::cache || history.empty())
     return r;
   if (since ? r.recovered : false)
     return r; // exact: every missed publication (none when up to date)
-  // The latest value instead of a gap, or as the first event without a position.
-  r.replay.assign(1, history.back());
+  // The latest value instead of a gap, or as the first event without a
+  // position: with a filter, the newest it matches (Centrifugo's cache
+  // recovery does the same), followed by the later ones it refuses.
+  auto newest = history.rbegin();
+  while (filter != nullptr && newest != history.rend() && !filter->matches(**newest))
+    ++newest;
+  if (newest == history.rend())
+    r.replay.clear();
+  else
+    r.replay.assign(std::prev(newest.base()), history.end());
   r.cached = true;
   r.reason.clear();
   r.recovered = since.has_value();

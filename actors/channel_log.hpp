@@ -11,6 +11,7 @@
 #include "net/wire/channel_class.hpp"
 #include "net/wire/history_bounds.hpp"
 #include "net/wire/stream_position.hpp"
+#include "net/wire/tags_filter.hpp"
 
 #include <caf/actor_clock.hpp>
 #include <caf/timestamp.hpp>
@@ -72,8 +73,14 @@ struct channel_log {
   ///        (`cached`; `recovered` true when `since` was given, `reason`
   ///        says why the exact recovery failed). An exact recovery stays
   ///        exact; an empty history falls back to the stream answer.
+  /// @param filter with recovery_mode::cache (may be null: none): the cached
+  ///        publication is the newest one `filter` matches, and the replay
+  ///        runs from it to the latest, so that the session's filter drops
+  ///        the ones after it and the position still reaches the head; none
+  ///        matching: an empty replay (`cached`, no publication).
   recovery decide(const std::optional<net::stream_position>& since, bool epoch_history = false,
-                  net::recovery_mode mode = net::recovery_mode::stream) const;
+                  net::recovery_mode mode = net::recovery_mode::stream,
+                  const net::tags_filter* filter = nullptr) const;
 
   /// decide() in recovery_mode::stream.
   recovery decide_stream(const std::optional<net::stream_position>& since,

@@ -85,7 +85,7 @@ void on_text(connection_pointer self, const std::string& text) {
     }
     st.sink->expect(cmd.channel, st.next_request, cmd.id, cmd.since, false, cmd.delta,
                     cmd.filter);
-    send_subscribe(self, cmd.channel, cmd.since, /*epoch_history=*/false, cmd.delta);
+    send_subscribe(self, cmd.channel, cmd.since, /*epoch_history=*/false, cmd.delta, cmd.filter);
     return;
   }
   case ws::op::unsubscribe: {
@@ -111,13 +111,14 @@ void on_text(connection_pointer self, const std::string& text) {
 // of the subscribe first (WebSocket: expect(); SSE: begin()), through the
 // same shard queue the channel's answer takes after it.
 void send_subscribe(connection_pointer self, const std::string& channel,
-                    std::optional<net::stream_position> since, bool epoch_history, bool delta) {
+                    std::optional<net::stream_position> since, bool epoch_history, bool delta,
+                    net::tags_filter_ptr filter) {
   auto& st = self->state;
   auto& s = st.subs[channel];
   s.request = st.next_request++; // a renewed subscribe: on_subscribed takes the new answer
   self->send(st.registry, subscribe_atom_v,
              subscribe_request{channel, caf::actor_cast<caf::actor>(self), std::move(since),
-                               s.request, st.sink, epoch_history, delta});
+                               s.request, st.sink, epoch_history, delta, std::move(filter)});
 }
 
 void close_client(connection_pointer self, net::close_request req) {
@@ -153,7 +154,7 @@ caf::behavior connection_actor(connection_pointer self, std::shared_ptr<net::ses
     }
     st.sink->begin(initial, std::move(cursor));
     for (std::size_t i = 0; i < initial.size(); ++i)
-      send_subscribe(self, initial[i], since[i]);
+      send_subscribe(self, initial[i], since[i], false, false, st.options.sse_filter);
   }
   return {
     [self](subscribed_atom, const std::string& channel, std::uint64_t request,

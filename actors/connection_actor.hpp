@@ -24,6 +24,7 @@
 #include "net/core/session_options.hpp"
 #include "net/session_control.hpp"
 #include "net/wire/sse/cursor.hpp"
+#include "net/wire/tags_filter.hpp"
 #include "net/wire/ws/dialect.hpp"
 
 #include <caf/event_based_actor.hpp>
@@ -71,6 +72,9 @@ struct connection_options {
   std::function<std::chrono::milliseconds()> wall_clock = system_wall_clock;
   /// Centrifugo: the `version` of connect and refresh replies.
   std::string server_version = "herald";
+  /// SSE: the `?event=` filter of every channel (null: none), sent with each
+  /// subscribe (subscribe_request::filter).
+  net::tags_filter_ptr sse_filter{};
 };
 
 /// One (connection, channel) pair, as the control plane sees it: whom to
@@ -102,9 +106,10 @@ using connection_pointer = caf::stateful_actor<connection_state>*;
 /// one). The caller told the session first (session_control::expect()).
 /// @param epoch_history see subscribe_request::epoch_history (Centrifugo).
 /// @param delta see subscribe_request::delta (Centrifugo's `delta: "fossil"`).
+/// @param filter see subscribe_request::filter (null: none).
 void send_subscribe(connection_pointer self, const std::string& channel,
                     std::optional<net::stream_position> since, bool epoch_history = false,
-                    bool delta = false);
+                    bool delta = false, net::tags_filter_ptr filter = nullptr);
 
 /// Closes the client once (later calls are ignored).
 void close_client(connection_pointer self, net::close_request req);

@@ -50,6 +50,7 @@
 #include "actors/publish_ticket.hpp"
 #include "net/fanout.hpp"
 #include "net/wire/stream_position.hpp"
+#include "net/wire/tags_filter.hpp"
 
 #include <caf/actor.hpp>
 #include <caf/allowed_unsafe_message_type.hpp>
@@ -110,6 +111,11 @@ struct subscribe_request {
   /// makes a Fossil delta of each publication against the one before
   /// (publication::delta, channel_state::deltas).
   bool delta = false;
+  /// The subscription's filter (net/wire/tags_filter.hpp; null: none). On a
+  /// class with recovery=cache the cached publication is the newest one it
+  /// matches (docs/protocol.md "Cache recovery"); everything else it is
+  /// applied to by the session.
+  net::tags_filter_ptr filter{};
 };
 
 /// The channel's answer, handed to the subscriber's session before any live

@@ -83,6 +83,7 @@ void herald_service::open_sse(std::shared_ptr<net::sse::sse_session> session,
                               net::sse_subscription sub) {
   auto id = next_id_++;
   actors::connection_options opts{actors::transport::sse, max_channels_, auth_, std::move(sub.who)};
+  opts.sse_filter = std::move(sub.filter);
   auto actor = sys_.spawn(actors::connection_actor, std::shared_ptr<net::session_control>(session),
                           registry_, opts, std::move(sub.channels), std::move(sub.cursor));
   track(id, session, actor, "sse", session->peer());

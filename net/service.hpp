@@ -12,6 +12,7 @@
 #include "net/wire/publication.hpp"
 #include "net/wire/sse/cursor.hpp"
 #include "net/wire/stream_position.hpp"
+#include "net/wire/tags_filter.hpp"
 
 #include <functional>
 #include <memory>
@@ -40,6 +41,9 @@ struct sse_subscription {
   /// max_sse_events): only publications with one of these events are
   /// written, on every channel (docs/protocol.md "SSE"); empty: all.
   std::vector<std::string> events;
+  /// The filter of `events` (tags_filter::event_in; null when none), which
+  /// the session applies and a cache class's answer honours.
+  tags_filter_ptr filter{};
   auth::principal who;                   ///< the client, checked for every channel (docs/auth.md)
 };
 

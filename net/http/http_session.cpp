@@ -433,8 +433,10 @@ void http_session::handle_sse(request& req) {
   stream_.expires_never();
   auto session = std::make_shared<sse::sse_session>(stream_.release_socket(), opts_holder_);
   session->hold(std::move(slot_));
-  if (!sub.events.empty())
-    session->filter_every_channel(tags_filter::event_in(sub.events));
+  if (!sub.events.empty()) {
+    sub.filter = tags_filter::event_in(sub.events);
+    session->filter_every_channel(sub.filter);
+  }
   if (!cors_.empty())
     session->add_header("Access-Control-Allow-Origin: " + cors_ + "\r\nVary: Origin\r\n");
   service_.open_sse(std::move(session), std::move(sub));

@@ -364,16 +364,18 @@ struct cache_fixture : fixture {
     return c;
   }());
 
-  void publish_cached(int n) {
+  void publish_cached(int n, const std::string& event = "withdrawn") {
     for (int i = 0; i < n; ++i)
-      self->send(cached, publish_atom_v, ticket("stream:7", "withdrawn", nullptr), std::size_t{0});
+      self->send(cached, publish_atom_v, ticket("stream:7", event, nullptr), std::size_t{0});
     sched.run();
   }
 
-  const subscribe_result& answer(std::optional<net::stream_position> since, bool delta = false) {
+  const subscribe_result& answer(std::optional<net::stream_position> since, bool delta = false,
+                                 net::tags_filter_ptr filter = nullptr) {
     auto s = spawn_subscriber();
     subscribe_request req{"stream:7", s, since, 0, sink_of(s)};
     req.delta = delta;
+    req.filter = std::move(filter);
     self->send(cached, subscribe_atom_v, req);
     sched.run();
     return sub(s).answers.at(0);
@@ -405,6 +407,37 @@ CAF_TEST(cache recovery stands in for every recovery that cannot be exact) {
     CAF_REQUIRE_EQUAL(r.replay.size(), 1u);
     CAF_CHECK_EQUAL(r.replay[0]->offset, 5u);
   }
+}
+
+CAF_TEST(cache recovery with a filter gives the newest publication it matches) {
+  publish_cached(1, "topped_up");
+  publish_cached(1, "withdrawn"); // history keeps 1..2: topped_up, withdrawn
+  for (auto since : {std::optional<net::stream_position>{},
+                     std::optional<net::stream_position>{net::stream_position{"other", 9}}}) {
+    // The replay runs from the newest match to the head: the session's filter
+    // drops the later ones, and its position reaches the head (no gap).
+    const auto& r = answer(since, false, net::tags_filter::event_in({"topped_up"}));
+    CAF_CHECK(r.cached);
+    CAF_CHECK_EQUAL(r.recovered, since.has_value());
+    CAF_REQUIRE_EQUAL(r.replay.size(), 2u);
+    CAF_CHECK_EQUAL(r.replay[0]->offset, 1u);
+    CAF_CHECK_EQUAL(r.replay[0]->event, "topped_up");
+    CAF_CHECK_EQUAL(r.position.offset, 2u);
+  }
+  // The latest matches: the latest alone, as without a filter.
+  const auto& latest = answer(std::nullopt, false, net::tags_filter::event_in({"withdrawn"}));
+  CAF_REQUIRE_EQUAL(latest.replay.size(), 1u);
+  CAF_CHECK_EQUAL(latest.replay[0]->offset, 2u);
+  // None matches: no publication, still cached (live from the head).
+  const auto& none = answer(std::nullopt, false, net::tags_filter::event_in({"paused"}));
+  CAF_CHECK(none.cached);
+  CAF_CHECK(none.replay.empty());
+  CAF_CHECK_EQUAL(none.position.offset, 2u);
+  // An exact recovery is not the cache's: its filtering stays the session's.
+  const auto& exact =
+    answer(net::stream_position{"ep7", 1}, false, net::tags_filter::event_in({"paused"}));
+  CAF_CHECK(!exact.cached);
+  CAF_CHECK_EQUAL(exact.replay.size(), 1u);
 }
 
 CAF_TEST(cache recovery keeps an exact recovery exact) {

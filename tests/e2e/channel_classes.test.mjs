@@ -5,8 +5,10 @@
 // /v1/ws and the `eventsource` package on SSE. Cache recovery: a client away
 // while its position left the history (history-size=1, 20 publications
 // later) comes back to exactly the latest publication, `recovered` and no
-// error 112, no gap; a first subscribe gets the latest value first. Bad class
-// settings stop start-up with the option named.
+// error 112, no gap; a first subscribe gets the latest value first; with a
+// filter (the SDK's tagsFilter, /v1/ws `filter`, SSE `?event=`) the cached
+// value is the newest publication the filter matches. Bad class settings stop
+// start-up with the option named.
 
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -25,6 +27,7 @@ const waitFor = (fn, what, timeoutMs = 8000) => waitUntil(fn, { what, timeoutMs 
 
 const CLASSES = [
   "stream:cache-* history-size=1 recovery=cache",
+  "stream:latest-* history-size=10 recovery=cache",
   "stream:short-* history-size=2",
   "stream:plain-* delta=refused",
 ].join("; ");
@@ -33,6 +36,18 @@ const CLASSES = [
 async function publishRange(url, channel, from, to) {
   for (let n = from; n < to; n++) await publishOk(url, { channel, event: "state", data: { n } });
   return (await getJson(url, `/v1/channels/${encodeURIComponent(channel)}`)).json;
+}
+
+// A wallet's USDC balance on a channel that carries every asset's: the
+// cached value a USDC screen needs is the newest USDC one, not the latest.
+const USDC = { key: "asset", cmp: "eq", val: "USDC" };
+
+/** Publishes balances n = from .. to - 1 to `channel`, odd n in USDC, even n in EUR. */
+async function publishBalances(url, channel, from, to) {
+  for (let n = from; n < to; n++) {
+    const asset = n % 2 ? "USDC" : "EUR";
+    await publishOk(url, { channel, event: asset === "USDC" ? "usdc" : "eur", tags: { asset }, data: { n } });
+  }
 }
 
 describe("channel classes", () => {
@@ -72,6 +87,26 @@ describe("channel classes", () => {
           back: () => proxy.retarget(h.port),
         });
       });
+    });
+
+    test(`SDK (${enc}): with a tagsFilter, a cache channel's first value is the newest publication it matches`, async () => {
+      const channel = `stream:latest-sdk-${enc}`;
+      await publishBalances(h.url, channel, 1, 5); // USDC 1, 3; the latest (4) is EUR
+      const { c, sub } = subscribedClient(Sdk, h.port, channel, { since: {}, tagsFilter: USDC });
+      try {
+        await waitFor(() => sub.pubs.length >= 1, "the newest USDC value");
+        await publishBalances(h.url, channel, 5, 8); // 5 and 7 are USDC
+        await waitFor(() => sub.pubs.length >= 3, "two live USDC ones");
+        await sleep(100);
+        assert.deepEqual(sub.pubs.map((p) => p.data.n), [3, 5, 7]);
+        assert.deepEqual(sub.pubs[0].tags, { event: "usdc", asset: "USDC" }); // Centrifugo pushes carry the event as a tag
+        const subscribed = sub.events.filter((e) => e.name === "subscribed");
+        assert.equal(subscribed.length, 1);
+        assert.equal(subscribed[0].ctx.recovered, true);
+        assert.equal(sub.events.filter((e) => e.name === "error").length, 0);
+      } finally {
+        c.disconnect();
+      }
     });
 
     test(`SDK (${enc}): a class with delta=refused gives full publications to delta: 'fossil'`, async () => {
@@ -125,6 +160,40 @@ describe("channel classes", () => {
     }
   });
 
+  test("/v1/ws: with a filter, a cache channel's publication is the newest one the filter matches", async () => {
+    const channel = "stream:latest-ws";
+    await publishBalances(h.url, channel, 1, 7); // USDC 1, 3, 5; the latest (6) is EUR
+    const ws = await wsConnect(h.url);
+    try {
+      const reply = await ws.request({ op: "subscribe", channel, filter: USDC });
+      assert.equal(reply.op, "subscribed");
+      assert.equal(reply.cache, true);
+      assert.equal(reply.offset, 6);
+      await ws.inbox.until(() => publicationsOf(ws, channel).length >= 1, { what: "the newest USDC" });
+      await publishBalances(h.url, channel, 7, 9); // 7 is USDC
+      await ws.inbox.until(() => publicationsOf(ws, channel).length >= 2, { what: "live" });
+      await sleep(100);
+      assert.deepEqual(publicationsOf(ws, channel).map((p) => [p.offset, p.data.n]), [[5, 5], [7, 7]]);
+      assert.equal(ws.inbox.items.filter((m) => m.op === "gap").length, 0);
+      // A filter no publication of the history matches: no value, live from the head.
+      const none = await wsConnect(h.url);
+      try {
+        const r = await none.request({ op: "subscribe", channel, filter: { key: "asset", cmp: "eq", val: "XLM" } });
+        assert.equal(r.cache, true);
+        assert.equal(r.offset, 8);
+        await publishOk(h.url, { channel, event: "xlm", tags: { asset: "XLM" }, data: { n: 9 } });
+        await none.inbox.until(() => publicationsOf(none, channel).length >= 1, { what: "the live XLM one" });
+        await sleep(100);
+        assert.deepEqual(publicationsOf(none, channel).map((p) => p.offset), [9]);
+        assert.equal(none.inbox.items.filter((m) => m.op === "gap").length, 0);
+      } finally {
+        await none.close();
+      }
+    } finally {
+      await ws.close();
+    }
+  });
+
   test("/v1/ws: a class's own history size bounds recovery; another class keeps the global one", async () => {
     const short = "stream:short-1";
     const long = "stream:long-1";
@@ -159,6 +228,30 @@ describe("channel classes", () => {
       await sleep(100);
       assert.deepEqual(inbox.items.map((e) => [e.type, JSON.parse(e.data).n]), [["state", 7], ["state", 8]]);
       assert.equal(inbox.items[0].id, makeCursor([{ channel, epoch, offset: 7 }]));
+    } finally {
+      es.close();
+    }
+  });
+
+  test("SSE (eventsource): ?event= on a cache channel with a stale cursor gets the newest matching event", async () => {
+    const channel = "stream:latest-sse";
+    await publishBalances(h.url, channel, 1, 7); // usdc 1, 3, 5; the latest (6) is eur
+    const { epoch } = (await getJson(h.url, `/v1/channels/${encodeURIComponent(channel)}`)).json;
+    // A position in an epoch the channel no longer has: no exact recovery.
+    const stale = makeCursor([{ channel, epoch: "gone", offset: 2 }]);
+    const es = new EventSource(
+      `${h.url}/v1/sse?channel=${encodeURIComponent(channel)}&event=usdc&last_event_id=${stale}`,
+    );
+    const inbox = new Inbox();
+    for (const name of ["usdc", "eur", "herald.gap"])
+      es.addEventListener(name, (ev) => inbox.push({ type: ev.type, data: ev.data, id: ev.lastEventId }));
+    try {
+      await inbox.until((items) => items.length >= 1, { what: "the newest usdc event" });
+      await publishBalances(h.url, channel, 7, 9); // 7 is usdc
+      await inbox.until((items) => items.length >= 2, { what: "live" });
+      await sleep(100);
+      assert.deepEqual(inbox.items.map((e) => [e.type, JSON.parse(e.data).n]), [["usdc", 5], ["usdc", 7]]);
+      assert.equal(inbox.items[0].id, makeCursor([{ channel, epoch, offset: 5 }]));
     } finally {
       es.close();
     }

@@ -5,7 +5,8 @@
 // real `centrifuge` SDK (JSON and Protobuf builds), away while 20
 // publications trimmed its position, comes back through a proxy to another
 // instance and gets exactly the latest publication, recovered, no error 112,
-// no gap; a first subscribe there gets the latest value first. The version
+// no gap; a first subscribe there gets the latest value first, and a
+// filtered one the newest value its filter matches in Redis's history. The version
 // guard (docs/protocol.md "Versioned publishing") is atomic in the publish
 // script: 2,000 publications replayed after the idempotency window, through
 // both instances, are all suppressed, nothing stored or delivered, offsets
@@ -20,7 +21,7 @@ import { replayIsSuppressed } from "../lib/versions.mjs";
 import { publicationsOf, wsConnect, wsSubscribe } from "../lib/ws.mjs";
 import { freePort, killHerald, redisCli, startRedis, startRedisCluster, waitReady, waitUntil } from "./lib.mjs";
 
-const CLASSES = "stream:cc-* history-size=1 recovery=cache";
+const CLASSES = "stream:cc-* history-size=1 recovery=cache; stream:cf-* history-size=10 recovery=cache";
 const waitFor = (fn, what, timeoutMs = 10_000) => waitUntil(fn, { what, timeoutMs });
 
 async function publishRange(url, channel, from, to) {
@@ -55,6 +56,29 @@ for (const mode of ["one Redis", "a Redis Cluster"]) {
       const len = async (ch) => Number((await cli("XLEN", `herald:{${ch}}:history`))[0]);
       assert.equal(await len("stream:cc-len"), 1);
       assert.equal(await len("stream:other-len"), 5);
+    });
+
+    test("/v1/ws with a filter on a fresh instance: the cached value is the newest publication in Redis's history it matches", async () => {
+      const channel = "stream:cf-ws";
+      const a = await start();
+      for (let n = 1; n < 7; n++) {
+        const asset = n % 2 ? "USDC" : "EUR"; // USDC 1, 3, 5; the latest (6) is EUR
+        await publishOk(a.url, { channel, event: "balance", tags: { asset }, data: { n } });
+      }
+      const b = await start(); // its channel starts from Redis
+      const ws = await wsConnect(b.url);
+      try {
+        const reply = await ws.request({ op: "subscribe", channel, filter: { key: "asset", cmp: "eq", val: "USDC" } });
+        assert.equal(reply.cache, true);
+        assert.equal(reply.offset, 6);
+        await waitFor(() => publicationsOf(ws, channel).length >= 1, "the newest USDC value");
+        await publishOk(a.url, { channel, event: "balance", tags: { asset: "USDC" }, data: { n: 7 } });
+        await waitFor(() => publicationsOf(ws, channel).length >= 2, "the live one through Redis");
+        assert.deepEqual(publicationsOf(ws, channel).map((p) => [p.offset, p.data.n]), [[5, 5], [7, 7]]);
+        assert.equal(ws.inbox.items.filter((m) => m.op === "gap").length, 0);
+      } finally {
+        await ws.close();
+      }
     });
 
     test("2,000 publications replayed after the idempotency window through two instances: all suppressed, nothing stored or delivered", async () => {
