@@ -50,6 +50,32 @@ async function publishBalances(url, channel, from, to) {
   }
 }
 
+/** An `eventsource` client of `url` and an Inbox of its events named in `names` ({type, data, id}). */
+function eventSource(url, names) {
+  const es = new EventSource(url);
+  const inbox = new Inbox();
+  for (const name of names) es.addEventListener(name, (ev) => inbox.push({ type: ev.type, data: ev.data, id: ev.lastEventId }));
+  return { es, inbox };
+}
+
+/**
+ * SSE's cache answer, then live: `inbox` gets one event (the cached value),
+ * then `publishLive()` publishes and one more arrives; their [type, data.n]
+ * are `expected` and the first one's id is `firstId` (no herald.gap). Closes `es`.
+ */
+async function cachedThenLive({ es, inbox }, publishLive, expected, firstId) {
+  try {
+    await inbox.until((items) => items.length >= 1, { what: "the cached event" });
+    await publishLive();
+    await inbox.until((items) => items.length >= 2, { what: "live" });
+    await sleep(100);
+    assert.deepEqual(inbox.items.map((e) => [e.type, JSON.parse(e.data).n]), expected);
+    assert.equal(inbox.items[0].id, firstId);
+  } finally {
+    es.close();
+  }
+}
+
 describe("channel classes", () => {
   const h = suiteHerald([`--channel-classes=${CLASSES}`, "--history-size=100"]);
 
@@ -217,20 +243,17 @@ describe("channel classes", () => {
     const res = await publishRange(h.url, channel, 1, 8);
     const epoch = res.epoch;
     const cursor = makeCursor([{ channel, epoch, offset: 2 }]);
-    const es = new EventSource(`${h.url}/v1/sse?channel=${encodeURIComponent(channel)}&last_event_id=${cursor}`);
-    const inbox = new Inbox();
-    for (const name of ["state", "herald.gap", "herald.cursor"])
-      es.addEventListener(name, (ev) => inbox.push({ type: ev.type, data: ev.data, id: ev.lastEventId }));
-    try {
-      await inbox.until((items) => items.length >= 1, { what: "the latest event" });
-      await publishOk(h.url, { channel, event: "state", data: { n: 8 } });
-      await inbox.until((items) => items.length >= 2, { what: "live" });
-      await sleep(100);
-      assert.deepEqual(inbox.items.map((e) => [e.type, JSON.parse(e.data).n]), [["state", 7], ["state", 8]]);
-      assert.equal(inbox.items[0].id, makeCursor([{ channel, epoch, offset: 7 }]));
-    } finally {
-      es.close();
-    }
+    const { es, inbox } = eventSource(`${h.url}/v1/sse?channel=${encodeURIComponent(channel)}&last_event_id=${cursor}`, [
+      "state",
+      "herald.gap",
+      "herald.cursor",
+    ]);
+    await cachedThenLive(
+      { es, inbox },
+      () => publishOk(h.url, { channel, event: "state", data: { n: 8 } }),
+      [["state", 7], ["state", 8]],
+      makeCursor([{ channel, epoch, offset: 7 }]),
+    );
   });
 
   test("SSE (eventsource): ?event= on a cache channel with a stale cursor gets the newest matching event", async () => {
@@ -239,22 +262,16 @@ describe("channel classes", () => {
     const { epoch } = (await getJson(h.url, `/v1/channels/${encodeURIComponent(channel)}`)).json;
     // A position in an epoch the channel no longer has: no exact recovery.
     const stale = makeCursor([{ channel, epoch: "gone", offset: 2 }]);
-    const es = new EventSource(
+    const { es, inbox } = eventSource(
       `${h.url}/v1/sse?channel=${encodeURIComponent(channel)}&event=usdc&last_event_id=${stale}`,
+      ["usdc", "eur", "herald.gap"],
     );
-    const inbox = new Inbox();
-    for (const name of ["usdc", "eur", "herald.gap"])
-      es.addEventListener(name, (ev) => inbox.push({ type: ev.type, data: ev.data, id: ev.lastEventId }));
-    try {
-      await inbox.until((items) => items.length >= 1, { what: "the newest usdc event" });
-      await publishBalances(h.url, channel, 7, 9); // 7 is usdc
-      await inbox.until((items) => items.length >= 2, { what: "live" });
-      await sleep(100);
-      assert.deepEqual(inbox.items.map((e) => [e.type, JSON.parse(e.data).n]), [["usdc", 5], ["usdc", 7]]);
-      assert.equal(inbox.items[0].id, makeCursor([{ channel, epoch, offset: 5 }]));
-    } finally {
-      es.close();
-    }
+    await cachedThenLive(
+      { es, inbox },
+      () => publishBalances(h.url, channel, 7, 9), // 7 is usdc, 8 eur
+      [["usdc", 5], ["usdc", 7]],
+      makeCursor([{ channel, epoch, offset: 5 }]),
+    );
   });
 });
 
