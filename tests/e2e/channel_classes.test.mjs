@@ -19,7 +19,7 @@ import { EventSource } from "eventsource";
 import { ENCODINGS, assertCacheRecovery, subscribedClient, withProxiedSubscriber } from "./lib/centrifuge.mjs";
 import { HERALD_BIN, Inbox, awaitBackgroundStops, getJson, makeCursor, publishOk, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
 import { freePort } from "./lib/processes.mjs";
-import { publicationsOf, wsConnect, wsSubscribe } from "./lib/ws.mjs";
+import { publicationsOf, withWs, wsConnect, wsSubscribe } from "./lib/ws.mjs";
 
 after(awaitBackgroundStops);
 
@@ -74,6 +74,20 @@ async function cachedThenLive({ es, inbox }, publishLive, expected, firstId) {
   } finally {
     es.close();
   }
+}
+
+/**
+ * Waits until the `/v1/ws` client has `expected.length` publications of
+ * `channel`, then checks them, each mapped by `pick`, equal to `expected`
+ * (nothing more after 100 ms) and that no gap came.
+ */
+async function receivedExactly(client, channel, pick, expected) {
+  await client.inbox.until(() => publicationsOf(client, channel).length >= expected.length, {
+    what: `${expected.length} publication(s) of ${channel}`,
+  });
+  await sleep(100);
+  assert.deepEqual(publicationsOf(client, channel).map(pick), expected);
+  assert.equal(client.inbox.items.filter((m) => m.op === "gap").length, 0);
 }
 
 describe("channel classes", () => {
@@ -174,10 +188,7 @@ describe("channel classes", () => {
         assert.equal(r.reason, undefined);
         await stale.inbox.until(() => publicationsOf(stale, channel).length >= 1, { what: "the latest" });
         await publishOk(h.url, { channel, event: "state", data: { n: 10 } });
-        await stale.inbox.until(() => publicationsOf(stale, channel).length >= 2, { what: "live" });
-        await sleep(100);
-        assert.deepEqual(publicationsOf(stale, channel).map((p) => p.offset), [9, 10]);
-        assert.equal(stale.inbox.items.filter((m) => m.op === "gap").length, 0);
+        await receivedExactly(stale, channel, (p) => p.offset, [9, 10]);
       } finally {
         await stale.close();
       }
@@ -189,35 +200,19 @@ describe("channel classes", () => {
   test("/v1/ws: with a filter, a cache channel's publication is the newest one the filter matches", async () => {
     const channel = "stream:latest-ws";
     await publishBalances(h.url, channel, 1, 7); // USDC 1, 3, 5; the latest (6) is EUR
-    const ws = await wsConnect(h.url);
-    try {
+    await withWs(h.url, async (ws) => {
       const reply = await ws.request({ op: "subscribe", channel, filter: USDC });
-      assert.equal(reply.op, "subscribed");
-      assert.equal(reply.cache, true);
-      assert.equal(reply.offset, 6);
-      await ws.inbox.until(() => publicationsOf(ws, channel).length >= 1, { what: "the newest USDC" });
+      assert.deepEqual([reply.op, reply.cache, reply.offset], ["subscribed", true, 6]);
       await publishBalances(h.url, channel, 7, 9); // 7 is USDC
-      await ws.inbox.until(() => publicationsOf(ws, channel).length >= 2, { what: "live" });
-      await sleep(100);
-      assert.deepEqual(publicationsOf(ws, channel).map((p) => [p.offset, p.data.n]), [[5, 5], [7, 7]]);
-      assert.equal(ws.inbox.items.filter((m) => m.op === "gap").length, 0);
-      // A filter no publication of the history matches: no value, live from the head.
-      const none = await wsConnect(h.url);
-      try {
-        const r = await none.request({ op: "subscribe", channel, filter: { key: "asset", cmp: "eq", val: "XLM" } });
-        assert.equal(r.cache, true);
-        assert.equal(r.offset, 8);
-        await publishOk(h.url, { channel, event: "xlm", tags: { asset: "XLM" }, data: { n: 9 } });
-        await none.inbox.until(() => publicationsOf(none, channel).length >= 1, { what: "the live XLM one" });
-        await sleep(100);
-        assert.deepEqual(publicationsOf(none, channel).map((p) => p.offset), [9]);
-        assert.equal(none.inbox.items.filter((m) => m.op === "gap").length, 0);
-      } finally {
-        await none.close();
-      }
-    } finally {
-      await ws.close();
-    }
+      await receivedExactly(ws, channel, (p) => [p.offset, p.data.n], [[5, 5], [7, 7]]);
+    });
+    // A filter no publication of the history matches: no value, live from the head.
+    await withWs(h.url, async (ws) => {
+      const reply = await ws.request({ op: "subscribe", channel, filter: { key: "asset", cmp: "eq", val: "XLM" } });
+      assert.deepEqual([reply.cache, reply.offset], [true, 8]);
+      await publishOk(h.url, { channel, event: "xlm", tags: { asset: "XLM" }, data: { n: 9 } });
+      await receivedExactly(ws, channel, (p) => p.offset, [9]);
+    });
   });
 
   test("/v1/ws: a class's own history size bounds recovery; another class keeps the global one", async () => {

@@ -77,6 +77,19 @@ export async function wsConnect(baseUrl, { path = "/v1/ws", options = {} } = {})
   return client;
 }
 
+/**
+ * Runs `body(client)` with a fresh /v1/ws client of `baseUrl` (wsConnect) and
+ * always closes it after; returns what `body` returns, rethrows what it throws.
+ */
+export async function withWs(baseUrl, body) {
+  const client = await wsConnect(baseUrl);
+  try {
+    return await body(client);
+  } finally {
+    await client.close();
+  }
+}
+
 /** Subscribes and returns the `subscribed` (or `error`) reply. */
 export function wsSubscribe(client, channel, { since, id } = {}) {
   const msg = { op: "subscribe", channel };
