@@ -74,15 +74,15 @@ public:
   /// What one publication carries into the publish script.
   struct publish_args {
     std::string event;
-    std::string data;            ///< compact JSON text
-    std::string idempotency_key; ///< empty: none
+    std::string data;              ///< compact JSON text
+    std::string idempotency_key{}; ///< empty: none
     /// 0: none; else the guard of docs/protocol.md "Versioned publishing",
     /// kept in the channel's meta hash (`version`, `version_epoch`).
     std::uint64_t version = 0;
-    std::string version_epoch;
+    std::string version_epoch{};
     /// The publication's tags besides the event as a JSON object text
     /// (net/wire/tags.hpp tags_json()), "" when none.
-    std::string tags;
+    std::string tags{};
   };
 
   /// Runs the publish script for one channel (docs/cluster.md). `done` is

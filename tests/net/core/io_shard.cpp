@@ -5,6 +5,7 @@
 #include <catch2/catch.hpp>
 
 #include <thread>
+#include <utility>
 
 using namespace herald::net;
 
@@ -39,7 +40,9 @@ TEST_CASE("io_shard runs fan-outs, answers and tasks in one FIFO", "[io_shard]")
   auto b = std::make_shared<recorder>(sh);
   auto list = std::make_shared<subscriber_list>(subscriber_list{a, b});
   sh.fanout(pub("stream:1", 1), list);
-  sh.answer(b, subscription_answer{"stream:2"});
+  subscription_answer answer;
+  answer.channel = "stream:2";
+  sh.answer(b, std::move(answer));
   sh.post([&] { a->got.push_back("task"); });
   sh.fanout(pub("stream:1", 2), list);
   CHECK(a->got.empty()); // nothing runs before the shard's thread does
