@@ -14,10 +14,9 @@ import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { after, describe, test } from "node:test";
 
-import { EventSource } from "eventsource";
-
 import { ENCODINGS, assertCacheRecovery, subscribedClient, withProxiedSubscriber } from "./lib/centrifuge.mjs";
-import { HERALD_BIN, Inbox, awaitBackgroundStops, getJson, makeCursor, publishOk, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
+import { eventSourceClient } from "./lib/eventsource.mjs";
+import { HERALD_BIN, awaitBackgroundStops, getJson, makeCursor, publishOk, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
 import { freePort } from "./lib/processes.mjs";
 import { publicationsOf, withWs, wsConnect, wsSubscribe } from "./lib/ws.mjs";
 
@@ -50,14 +49,6 @@ async function publishBalances(url, channel, from, to) {
   }
 }
 
-/** An `eventsource` client of `url` and an Inbox of its events named in `names` ({type, data, id}). */
-function eventSource(url, names) {
-  const es = new EventSource(url);
-  const inbox = new Inbox();
-  for (const name of names) es.addEventListener(name, (ev) => inbox.push({ type: ev.type, data: ev.data, id: ev.lastEventId }));
-  return { es, inbox };
-}
-
 /**
  * SSE's cache answer, then live: `inbox` gets one event (the cached value),
  * then `publishLive()` publishes and one more arrives; their [type, data.n]
@@ -70,7 +61,7 @@ async function cachedThenLive({ es, inbox }, publishLive, expected, firstId) {
     await inbox.until((items) => items.length >= 2, { what: "live" });
     await sleep(100);
     assert.deepEqual(inbox.items.map((e) => [e.type, JSON.parse(e.data).n]), expected);
-    assert.equal(inbox.items[0].id, firstId);
+    assert.equal(inbox.items[0].lastEventId, firstId);
   } finally {
     es.close();
   }
@@ -238,7 +229,7 @@ describe("channel classes", () => {
     const res = await publishRange(h.url, channel, 1, 8);
     const epoch = res.epoch;
     const cursor = makeCursor([{ channel, epoch, offset: 2 }]);
-    const { es, inbox } = eventSource(`${h.url}/v1/sse?channel=${encodeURIComponent(channel)}&last_event_id=${cursor}`, [
+    const { es, inbox } = eventSourceClient(`${h.url}/v1/sse?channel=${encodeURIComponent(channel)}&last_event_id=${cursor}`, [
       "state",
       "herald.gap",
       "herald.cursor",
@@ -257,7 +248,7 @@ describe("channel classes", () => {
     const { epoch } = (await getJson(h.url, `/v1/channels/${encodeURIComponent(channel)}`)).json;
     // A position in an epoch the channel no longer has: no exact recovery.
     const stale = makeCursor([{ channel, epoch: "gone", offset: 2 }]);
-    const { es, inbox } = eventSource(
+    const { es, inbox } = eventSourceClient(
       `${h.url}/v1/sse?channel=${encodeURIComponent(channel)}&event=usdc&last_event_id=${stale}`,
       ["usdc", "eur", "herald.gap"],
     );

@@ -9,6 +9,7 @@ import { after, before, describe, test } from "node:test";
 import { EventSource } from "eventsource";
 
 import { encodeAccountId } from "../../demo/strkey.mjs";
+import { eventSourceClient } from "./lib/eventsource.mjs";
 import {
   awaitBackgroundStops,
   channelOfEvent,
@@ -29,27 +30,12 @@ const TEST_TIMEOUT = 20_000;
 const NAMES = ["probe", "created", "withdrawn", "missed", "live", "herald.gap"];
 
 /**
- * Opens an EventSource on `channels`, listening for NAMES; returns
- * {es, inbox, errors, close}. Inbox items: {type, data, lastEventId}.
+ * Opens an EventSource on `channels` (lib/eventsource.mjs eventSourceClient),
+ * listening for NAMES; `query` is appended to the URL.
  */
 function openEventSource(baseUrl, channels, { lastEventId, query = "" } = {}) {
   const qs = channels.map((c) => `channel=${encodeURIComponent(c)}`).join("&");
-  const init = {};
-  if (lastEventId !== undefined) {
-    init.fetch = (input, reqInit) =>
-      fetch(input, { ...reqInit, headers: { ...reqInit.headers, "Last-Event-ID": lastEventId } });
-  }
-  const es = new EventSource(`${baseUrl}/v1/sse?${qs}${query}`, init);
-  const inbox = new Inbox();
-  const errors = [];
-  const opens = [];
-  for (const name of NAMES) {
-    es.addEventListener(name, (ev) => inbox.push({ type: ev.type, data: ev.data, lastEventId: ev.lastEventId }));
-  }
-  es.onmessage = (ev) => inbox.push({ type: "message(unnamed)", data: ev.data, lastEventId: ev.lastEventId });
-  es.onerror = (ev) => errors.push({ at: Date.now(), message: ev.message, code: ev.code });
-  es.onopen = () => opens.push(Date.now());
-  return { es, inbox, errors, opens, close: () => es.close() };
+  return eventSourceClient(`${baseUrl}/v1/sse?${qs}${query}`, NAMES, { lastEventId });
 }
 
 /** Waits until `client` receives a probe on every channel. */

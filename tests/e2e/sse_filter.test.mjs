@@ -9,9 +9,8 @@
 import assert from "node:assert/strict";
 import { after, describe, test } from "node:test";
 
-import { EventSource } from "eventsource";
-
-import { awaitBackgroundStops, cursorPosition, Inbox, publishOk, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
+import { eventSourceClient } from "./lib/eventsource.mjs";
+import { awaitBackgroundStops, cursorPosition, publishOk, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
 
 after(awaitBackgroundStops);
 
@@ -23,16 +22,7 @@ function open(baseUrl, channels, events, { lastEventId } = {}) {
     ...channels.map((c) => `channel=${encodeURIComponent(c)}`),
     ...events.map((e) => `event=${encodeURIComponent(e)}`),
   ].join("&");
-  const init = {};
-  if (lastEventId !== undefined)
-    init.fetch = (input, reqInit) =>
-      fetch(input, { ...reqInit, headers: { ...reqInit.headers, "Last-Event-ID": lastEventId } });
-  const es = new EventSource(`${baseUrl}/v1/sse?${qs}`, init);
-  const inbox = new Inbox();
-  for (const name of NAMES)
-    es.addEventListener(name, (ev) => inbox.push({ type: ev.type, data: ev.data, lastEventId: ev.lastEventId }));
-  es.onmessage = (ev) => inbox.push({ type: "message(unnamed)", data: ev.data });
-  return { es, inbox, close: () => es.close() };
+  return eventSourceClient(`${baseUrl}/v1/sse?${qs}`, NAMES, { lastEventId });
 }
 
 const EVENTS = ["withdrawn", "topped_up", "trade"];
