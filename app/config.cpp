@@ -93,6 +93,13 @@ config::config() {
     .add(ws_ping_interval, "ws-ping-interval", "seconds between server WebSocket pings")
     .add(ws_pong_timeout, "ws-pong-timeout", "seconds to wait for a pong before closing")
     .add(write_timeout, "write-timeout", "seconds a stalled write may last before closing")
+    .add(close_grace_ms, "close-grace-ms",
+         "ms a closing connection (slow client, token expired, ...) waits for its last bytes "
+         "(the close signal) while the peer acknowledges nothing; each acknowledged byte "
+         "starts the wait again, up to --close-grace-max-ms")
+    .add(close_grace_max_ms, "close-grace-max-ms",
+         "ms a closing connection waits for its last bytes at most, however slowly the peer "
+         "still reads")
     .add(request_timeout, "request-timeout", "seconds to receive a whole HTTP request")
     .add(ws_message_timeout, "ws-message-timeout",
          "seconds to receive a whole WebSocket message, from its first byte to its last "
@@ -111,8 +118,8 @@ config::config() {
          "bytes queued for one client before it is closed as slow")
     .add(conflate_unsent_bytes, "conflate-unsent-bytes",
          "bytes the kernel may hold unsent for a connection with a subscription of overflow "
-         "policy conflate (TCP_NOTSENT_LOWAT): the rest waits in Herald's queue, where newer "
-         "publications replace it; 0: as the kernel sets it")
+         "policy conflate (TCP_NOTSENT_LOWAT), and the most one write hands it: the rest waits "
+         "in Herald's queue, where newer publications replace it; 0: as the kernel sets it")
     .add(max_publish_bytes, "max-publish-bytes", "largest publish body in bytes, 413 above")
     .add(max_ws_message_bytes, "max-ws-message-bytes",
          "largest client WebSocket message in bytes (inflated, with permessage-deflate), close "
@@ -205,6 +212,8 @@ net::session_options config::session_options() const {
   o.client_max_buffer_bytes = client_max_buffer;
   o.conflate_unsent_bytes = conflate_unsent_bytes;
   o.write_timeout = std::chrono::seconds(write_timeout);
+  o.close_grace = std::chrono::milliseconds(close_grace_ms);
+  o.close_grace_max = std::chrono::milliseconds(close_grace_max_ms);
   o.sse_heartbeat = std::chrono::seconds(sse_heartbeat);
   o.ws_ping_interval = std::chrono::seconds(ws_ping_interval);
   o.ws_pong_timeout = std::chrono::seconds(ws_pong_timeout);
@@ -256,6 +265,8 @@ std::string config::validate() const {
                    positive(ws_ping_interval, "ws-ping-interval"),
                    positive(ws_pong_timeout, "ws-pong-timeout"),
                    positive(write_timeout, "write-timeout"),
+                   positive(close_grace_ms, "close-grace-ms"),
+                   positive(close_grace_max_ms, "close-grace-max-ms"),
                    positive(request_timeout, "request-timeout"),
                    positive(ws_message_timeout, "ws-message-timeout"),
                    positive(history_size, "history-size"),

@@ -69,6 +69,11 @@ struct config : caf::actor_system_config {
   std::size_t ws_pong_timeout = defaults::seconds(defaults::session().ws_pong_timeout);
   /// close when a write stalls this long
   std::size_t write_timeout = defaults::seconds(defaults::session().write_timeout);
+  /// ms a closing connection waits for its last bytes with no bytes acknowledged
+  std::size_t close_grace_ms = static_cast<std::size_t>(defaults::session().close_grace.count());
+  /// ms a closing connection waits for its last bytes at most
+  std::size_t close_grace_max_ms =
+    static_cast<std::size_t>(defaults::session().close_grace_max.count());
   /// time to receive a whole HTTP request
   std::size_t request_timeout = defaults::seconds(defaults::session().request_timeout);
   /// time to receive a whole WebSocket message (all fragments)

@@ -187,6 +187,7 @@ void herald_service::close_for_shutdown(net::session_control& connection,
   req.text = "service restart";
   req.flush_queued = true;
   req.grace = grace;
+  req.grace_max = grace;
   connection.close(std::move(req));
 }
 

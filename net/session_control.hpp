@@ -41,9 +41,16 @@ struct close_request {
   /// true: write what is queued before the final bytes (graceful shutdown);
   /// false: drop it (slow or misbehaving client).
   bool flush_queued = false;
-  /// How long the session waits for its last bytes before it closes the
-  /// socket anyway (a peer that does not read never lets them out).
-  std::chrono::milliseconds grace{2'000};
+  /// How long the session waits for its last bytes (and, WebSocket, the
+  /// client's close answer) with no progress: while the peer's TCP keeps
+  /// acknowledging bytes at least once per `grace`, the wait goes on, up to
+  /// `grace_max` from the close's start; then the socket is closed anyway
+  /// (a peer that does not read never lets the last bytes out). Unset: the
+  /// session's --close-grace-ms and --close-grace-max-ms
+  /// (net/core/session_options.hpp). Graceful shutdown sets both to the
+  /// time it has left.
+  std::optional<std::chrono::milliseconds> grace{};
+  std::optional<std::chrono::milliseconds> grace_max{};
 };
 
 /// Outbound interface of one client connection.
@@ -56,7 +63,8 @@ public:
 
   /// Ends the connection: drops what is queued but not yet written (unless
   /// `req.flush_queued`), sends the close request's final bytes where the
-  /// socket still accepts them within `req.grace`, and
+  /// socket still takes them within `req.grace` (counted from the last bytes
+  /// the peer acknowledged), and
   /// reports `closed(req.reason)` through session_events. Thread-safe;
   /// idempotent (later calls are ignored).
   virtual void close(close_request req) = 0;

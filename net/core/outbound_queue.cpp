@@ -24,6 +24,19 @@ outbound_queue::~outbound_queue() {
 
 outbound_queue::watermark outbound_queue::push(std::string&& prefix, frame body,
                                                std::int64_t accepted_ns, conflation_key key) {
+  if (key != 0) {
+    // At most one pending item per key: the older one goes, the new one
+    // goes last (after whatever was queued meanwhile).
+    auto slot = std::find_if(slots_.begin(), slots_.end(),
+                             [key](const keyed_slot& s) { return s.key == key; });
+    if (slot != slots_.end()) {
+      if (slot->position >= base_ + head_)
+        drop_conflated(items_[slot->position - base_]);
+      slot->position = base_ + items_.size();
+    } else {
+      slots_.push_back({key, base_ + items_.size()});
+    }
+  }
   // Built in place: a short prefix (a frame header) lives in the string's
   // own buffer, so every move of it is a copy.
   auto& it = items_.emplace_back();
@@ -36,12 +49,9 @@ outbound_queue::watermark outbound_queue::push(std::string&& prefix, frame body,
   metrics::outbound_bytes(static_cast<std::int64_t>(size));
   if (key == 0)
     fixed_bytes_ += size;
-  else
-    ++keyed_pending_;
-  // Conflate only over the mark: a short burst under it reaches the client
-  // in full. keyed_pending_ > 1: at least two items that could share a key.
-  if (bytes_ > hwm_ && keyed_pending_ > 1)
-    conflate_pending();
+  // Holes cost a little memory each: removed once they are most of what waits.
+  if (dropped_ > 32 && dropped_ * 2 > items_.size() - head_)
+    compact();
   if (!above_ && fixed_bytes_ > hwm_) {
     above_ = true;
     return watermark::crossed_high;
@@ -49,32 +59,49 @@ outbound_queue::watermark outbound_queue::push(std::string&& prefix, frame body,
   return watermark::none;
 }
 
-void outbound_queue::conflate_pending() {
-  // Newest first: the first item met of a key is kept, the older ones go.
-  // A connection has few conflated subscriptions, so a flat list of the
-  // keys met beats a set.
-  seen_.clear();
-  bool any = false;
+void outbound_queue::drop_conflated(item& it) {
+  account_removed(it);
+  ++conflated_;
+  metrics::conflated();
+  it.body = nullptr; // a hole
+  it.prefix = {};
+  ++dropped_;
+}
+
+void outbound_queue::compact() {
+  // Newest first: the first item met of a key is kept, older ones go (only
+  // after a requeue can a key have two). A connection has few conflated
+  // subscriptions, so a flat list of the keys met beats a set.
+  slots_.clear();
   for (auto i = items_.size(); i-- > head_;) {
     auto& it = items_[i];
-    if (it.key == 0)
+    if (it.key == 0 || it.body == nullptr)
       continue;
-    if (std::find(seen_.begin(), seen_.end(), it.key) == seen_.end()) {
-      seen_.push_back(it.key);
+    if (std::none_of(slots_.begin(), slots_.end(),
+                     [&](const keyed_slot& s) { return s.key == it.key; })) {
+      slots_.push_back({it.key, i}); // an index for now, positions below
       continue;
     }
-    account_removed(it);
-    --keyed_pending_;
-    ++conflated_;
-    metrics::conflated();
-    it.body = nullptr; // marks it dropped
-    any = true;
+    drop_conflated(it);
   }
-  if (!any)
-    return;
-  items_.erase(std::remove_if(items_.begin() + static_cast<std::ptrdiff_t>(head_), items_.end(),
-                              [](const item& it) { return it.body == nullptr; }),
-               items_.end());
+  if (dropped_ > 0) {
+    // Holes out, order kept; the kept items' indices move down.
+    std::size_t to = head_;
+    for (auto from = head_; from < items_.size(); ++from) {
+      if (items_[from].body == nullptr)
+        continue;
+      for (auto& s : slots_)
+        if (s.position == from)
+          s.position = to;
+      if (to != from)
+        items_[to] = std::move(items_[from]);
+      ++to;
+    }
+    items_.erase(items_.begin() + static_cast<std::ptrdiff_t>(to), items_.end());
+    dropped_ = 0;
+  }
+  for (auto& s : slots_)
+    s.position += base_;
 }
 
 void outbound_queue::account_removed(const item& it) noexcept {
@@ -90,19 +117,25 @@ std::size_t outbound_queue::begin_write(std::vector<std::string_view>& out, std:
   std::size_t total = 0;
   while (head_ < items_.size() && flight_.size() < max_items) {
     auto& it = items_[head_];
+    if (it.body == nullptr) { // a hole: conflated, already off the counters
+      --dropped_;
+      ++head_;
+      continue;
+    }
     if (!flight_.empty() && total + it.size() > max_bytes)
       break;
     total += it.size();
-    if (it.key != 0)
-      --keyed_pending_; // in flight: no longer conflated
     flight_.push_back(std::move(it));
     ++head_;
   }
   if (head_ == items_.size()) {
+    base_ += items_.size();
     items_.clear();
     head_ = 0;
+    slots_.clear(); // no pending item left
   } else if (head_ >= 256 && head_ * 2 >= items_.size()) {
     items_.erase(items_.begin(), items_.begin() + static_cast<std::ptrdiff_t>(head_));
+    base_ += head_;
     head_ = 0;
   }
   for (const auto& it : flight_) {
@@ -111,6 +144,30 @@ std::size_t outbound_queue::begin_write(std::vector<std::string_view>& out, std:
     out.emplace_back(*it.body);
   }
   return flight_.size();
+}
+
+std::size_t outbound_queue::requeue_unwritten(std::size_t written) {
+  // The items the socket took whole, then the one it cut (if any).
+  std::size_t keep = 0;
+  std::size_t rest = 0;
+  while (keep < flight_.size() && written > 0) {
+    const auto size = flight_[keep].size();
+    if (written < size)
+      rest = size - written;
+    written -= std::min(written, size);
+    ++keep;
+  }
+  if (keep == flight_.size())
+    return rest;
+  // Back in front of the pending items, in order. Rare (a socket that is
+  // full): the simple way, then compact() finds the keys' slots anew and
+  // lets a newer item of a key replace its requeued one.
+  items_.insert(items_.begin() + static_cast<std::ptrdiff_t>(head_),
+                std::make_move_iterator(flight_.begin() + static_cast<std::ptrdiff_t>(keep)),
+                std::make_move_iterator(flight_.end()));
+  flight_.erase(flight_.begin() + static_cast<std::ptrdiff_t>(keep), flight_.end());
+  compact();
+  return rest;
 }
 
 outbound_queue::watermark outbound_queue::complete_write(std::int64_t now_ns) {
@@ -139,10 +196,13 @@ outbound_queue::watermark outbound_queue::complete_write(std::int64_t now_ns) {
 
 void outbound_queue::drop_pending() {
   for (auto i = head_; i < items_.size(); ++i)
-    account_removed(items_[i]);
+    if (items_[i].body != nullptr)
+      account_removed(items_[i]);
+  base_ += items_.size();
   items_.clear();
   head_ = 0;
-  keyed_pending_ = 0;
+  dropped_ = 0;
+  slots_.clear();
   release_if_large(items_);
 }
 

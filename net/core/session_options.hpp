@@ -21,11 +21,22 @@ struct session_options {
   std::size_t client_max_buffer_bytes = 1024 * 1024;
   /// A connection with a subscription of overflow policy conflate
   /// (net/wire/channel_class.hpp) lets the kernel hold at most this many
-  /// bytes not yet sent (Linux TCP_NOTSENT_LOWAT, bytes); the rest waits in
+  /// bytes not yet sent (Linux TCP_NOTSENT_LOWAT, bytes), and one write hands
+  /// it at most this many (at least one whole message); the rest waits in
   /// the outbound queue, where conflation can replace it with newer
   /// publications. Without it a loopback or LAN socket's send buffer grows
-  /// to MiBs, which conflation never reaches. 0: the kernel's default.
-  std::size_t conflate_unsent_bytes = 16 * 1024;
+  /// to MiBs, which conflation never reaches. Small, so that the newest state
+  /// is never far behind on a slow link (docs/protocol.md "Overflow policy").
+  /// 0: the kernel's default.
+  std::size_t conflate_unsent_bytes = 1024;
+  /// A closing session waits this long for its last bytes (the slow-client
+  /// signal, a close frame, the WebSocket client's close answer) with no
+  /// progress: each time the peer's TCP acknowledged bytes (TCP_INFO
+  /// tcpi_bytes_acked) within it, the wait starts again ...
+  std::chrono::milliseconds close_grace{2'000};
+  /// ... up to this long from the close's start; then the socket is closed
+  /// whatever is left (net/session_control.hpp close_request).
+  std::chrono::milliseconds close_grace_max{30'000};
   /// A write that makes no progress for this long closes the connection.
   std::chrono::milliseconds write_timeout{30'000};
   /// SSE: a comment line goes out after this much idle time.

@@ -165,11 +165,17 @@ void stream_session::on_timer() {
     deadlines_[i] = unset;
     switch (static_cast<deadline>(i)) {
     case deadline::grace:
-      finish(closing_reason_);
+      if (now < grace_end_ && bytes_acked() > acked_at_grace_check_) {
+        // The peer still reads: its last bytes are on their way.
+        acked_at_grace_check_ = bytes_acked();
+        set_deadline(deadline::grace, std::min(now + grace_, grace_end_));
+      } else {
+        finish(closing_reason_);
+      }
       break;
     case deadline::write:
       // The write in flight may have started after the deadline was set.
-      if (!queue_.writing())
+      if (!write_busy())
         break;
       if (now - write_started_ < opts_.write_timeout) {
         set_deadline(deadline::write, write_started_ + opts_.write_timeout);
@@ -254,7 +260,7 @@ void stream_session::push(std::string&& prefix, frame body, std::int64_t accepte
               "slow client: outbound buffer over its limit"});
     return;
   }
-  if (!queue_.writing())
+  if (!write_busy())
     do_write();
 }
 
@@ -265,9 +271,15 @@ void stream_session::on_close(close_request req) {
   closing_reason_ = req.reason;
   if (!req.flush_queued)
     queue_.drop_pending();
-  // Give the final bytes (and a WebSocket client's close answer) a short
-  // chance; a client that does not read gets closed when the grace ends.
-  set_deadline(deadline::grace, clock::now() + req.grace);
+  // Give the final bytes (and a WebSocket client's close answer) their
+  // chance: the grace starts again while the peer acknowledges bytes (a
+  // slow link still reading gets its close signal), up to grace_max; a
+  // client that does not read gets closed when a grace ends.
+  const auto now = clock::now();
+  grace_ = req.grace.value_or(opts_.close_grace);
+  grace_end_ = now + std::max(grace_, req.grace_max.value_or(opts_.close_grace_max));
+  acked_at_grace_check_ = bytes_acked();
+  set_deadline(deadline::grace, now + grace_);
   push_final(req); // may write at once, and finish
   if (closed_)
     return;
@@ -275,25 +287,32 @@ void stream_session::on_close(close_request req) {
     on_final_written();
     return;
   }
-  if (!queue_.writing())
+  if (!write_busy())
     do_write();
 }
 
 void stream_session::do_write() {
   // Most writes fit the socket's send buffer at once: write them here, with
   // one non-blocking writev and no asynchronous operation (no handler to
-  // allocate, queue and run per delivery, no write timer). Only what the
-  // socket does not take goes through async_write, with the write timeout.
+  // allocate, queue and run per delivery, no write timer). What the socket
+  // does not take goes back to the queue (outbound_queue::requeue_unwritten),
+  // where it conflates and where a close drops it: only the rest of a message
+  // the socket took part of goes out through async_write; else the session
+  // waits until the socket can take more. A connection with a conflated
+  // subscription hands over at most --conflate-unsent-bytes per writev, so
+  // that the kernel holds little more than that.
+  const auto max_bytes = unsent_capped_ ? std::max<std::size_t>(opts_.conflate_unsent_bytes, 1)
+                                        : max_bytes_per_write;
   for (int rounds = 0; rounds < 4 && !queue_.empty() && !closed_; ++rounds) {
     views_.clear();
-    write_items_ = queue_.begin_write(views_, max_items_per_write, max_bytes_per_write);
+    queue_.begin_write(views_, max_items_per_write, max_bytes);
     buffers_.clear();
     std::size_t total = 0;
     for (auto v : views_) {
       buffers_.emplace_back(v.data(), v.size());
       total += v.size();
     }
-    write_started_ = std::chrono::steady_clock::now();
+    const auto now = std::chrono::steady_clock::now();
     beast::error_code ec;
     auto n = socket_.write_some(buffers_, ec);
     if (ec == asio::error::would_block || ec == asio::error::try_again) {
@@ -304,8 +323,38 @@ void stream_session::do_write() {
       finish(closing_ ? closing_reason_ : close_reason::client);
       return;
     }
+    // The write timeout counts from the last progress (or from the first
+    // attempt after the queue was idle).
+    if (n > 0 || !stalled_)
+      write_started_ = now;
     if (n < total) {
-      // The rest when the socket can take it.
+      stalled_ = true;
+      const auto rest = queue_.requeue_unwritten(n);
+      set_deadline(deadline::write, write_started_ + opts_.write_timeout);
+      if (unsent_capped_)
+        acked_at_write_check_ = bytes_acked();
+      if (rest == 0) {
+        // Whole items written (maybe none): the written ones are done, and
+        // the next write waits until the socket can take more.
+        if (n > 0 && !written(n, false))
+          return;
+        awaiting_writable_ = true;
+        socket_.async_wait(tcp::socket::wait_write,
+                           [self = shared_from_this()](beast::error_code ec2) {
+                             self->awaiting_writable_ = false;
+                             if (self->closed_)
+                               return;
+                             if (ec2) {
+                               self->finish(self->closing_ ? self->closing_reason_
+                                                           : close_reason::client);
+                               return;
+                             }
+                             if (!self->queue_.writing() && !self->queue_.empty())
+                               self->do_write();
+                           });
+        return;
+      }
+      // The rest of the message the socket cut, when the socket can take it.
       std::size_t skip = n;
       std::size_t first = 0;
       while (skip >= buffers_[first].size()) {
@@ -314,31 +363,36 @@ void stream_session::do_write() {
       }
       buffers_.erase(buffers_.begin(), buffers_.begin() + static_cast<std::ptrdiff_t>(first));
       buffers_.front() += skip;
-      set_deadline(deadline::write, write_started_ + opts_.write_timeout);
-      if (unsent_capped_)
-        acked_at_write_check_ = bytes_acked();
+      std::size_t left = 0;
+      std::size_t last = 0;
+      while (left < rest) {
+        left += buffers_[last].size();
+        ++last;
+      }
+      buffers_.resize(last);
       asio::async_write(socket_, buffers_,
-                        [self = shared_from_this(), n](beast::error_code ec2, std::size_t rest) {
-                          self->on_write(ec2, n + rest);
+                        [self = shared_from_this(), n](beast::error_code ec2, std::size_t more) {
+                          self->on_write(ec2, n + more);
                         });
       return;
     }
+    stalled_ = false;
     if (!written(total))
       return;
   }
-  if (!queue_.empty() && !closed_) {
+  if (!queue_.empty() && !closed_ && !write_busy()) {
     // A long queue: let the shard's other sessions run before the rest.
     asio::post(socket_.get_executor(), [self = shared_from_this()] {
-      if (!self->closed_ && !self->queue_.writing() && !self->queue_.empty())
+      if (!self->closed_ && !self->write_busy() && !self->queue_.empty())
         self->do_write();
     });
   }
 }
 
-bool stream_session::written(std::size_t bytes) {
-  metrics::written(kind_, write_items_, bytes);
+bool stream_session::written(std::size_t bytes, bool idle_when_empty) {
+  metrics::written(kind_, queue_.in_flight(), bytes);
   queue_.complete_write(metrics::now_ns());
-  if (!queue_.empty())
+  if (!queue_.empty() || !idle_when_empty)
     return true;
   if (views_.capacity() > 64) {
     // A burst is over: an idle connection keeps no large write vectors.
@@ -357,6 +411,7 @@ void stream_session::on_write(beast::error_code ec, std::size_t bytes) {
     finish(closing_ ? closing_reason_ : close_reason::client);
     return;
   }
+  stalled_ = false; // async_write completes only once all is written
   if (written(bytes) && !queue_.empty())
     do_write();
 }

@@ -18,18 +18,29 @@
 //
 // Overflow policy (backpressure): the policy is per subscription, from its
 // channel's class (net/wire/channel_class.hpp). Publications of a
-// subscription with `conflate` carry its conflation key into the queue:
-// while the queue is over the high-water mark (--client-max-buffer) only
-// the newest pending publication per such subscription stays
+// subscription with `conflate` carry its conflation key into the queue,
+// which holds at most one pending publication per key at all times
 // (net/core/outbound_queue.hpp). When the bytes conflation cannot shed
-// (everything else, in flight included) cross the mark, policy `close`:
-// the session closes the client itself as slow_client (what is queued is
-// dropped; its codec writes the close: WebSocket 1013, SSE a last
-// herald.gap) and reports session_events::on_closed(slow_client) to the
-// connection actor. A channel never waits for a subscriber. Once a
-// subscription is conflated the kernel may hold only
-// session_options::conflate_unsent_bytes unsent (TCP_NOTSENT_LOWAT), so
-// that what a slow link cannot take waits in the queue, where it conflates.
+// (everything else, in flight included) cross the mark (--client-max-buffer),
+// policy `close`: the session closes the client itself as slow_client (what
+// is queued is dropped; its codec writes the close: WebSocket 1013, SSE a
+// last herald.gap) and reports session_events::on_closed(slow_client) to the
+// connection actor. A channel never waits for a subscriber.
+//
+// Writes: one non-blocking writev of what is queued; what the socket did
+// not take goes back to the queue (outbound_queue::requeue_unwritten), so
+// only the rest of a message the socket cut is ever held in flight: newer
+// publications still replace what waits, and a close's signal goes right
+// after that message. Once a subscription is conflated the kernel may hold
+// only session_options::conflate_unsent_bytes unsent (TCP_NOTSENT_LOWAT) and
+// one writev hands it at most that much, so that what a slow link cannot
+// take waits in the queue, where it conflates.
+//
+// Close: the final bytes (and a WebSocket client's close answer) get a grace
+// time that counts bytes moving (close_request::grace, --close-grace-ms):
+// while the peer acknowledges bytes within each grace, the wait goes on, up
+// to --close-grace-max-ms; a peer that acknowledges nothing is closed
+// without them (docs/protocol.md "Slow-client close").
 //
 // Slow links (a connection with a conflated subscription): a write that
 // outlasts --write-timeout, or a pong later than --ws-pong-timeout, does not
@@ -167,7 +178,16 @@ protected:
   bool closing_ = false;
   bool closed_ = false;
   bool unsent_capped_ = false; ///< TCP_NOTSENT_LOWAT set (a conflated subscription)
+  bool stalled_ = false;           ///< the last write left bytes unwritten
+  bool awaiting_writable_ = false; ///< waiting until the socket can take more
   std::uint64_t acked_at_write_check_ = 0; ///< bytes_acked() at the last write deadline
+  std::uint64_t acked_at_grace_check_ = 0; ///< bytes_acked() when the close's grace was set
+  std::chrono::milliseconds grace_{0};     ///< the close's grace (no progress)
+  clock::time_point grace_end_{};          ///< the close's grace_max from its start
+
+  /// A write is under way: items in flight, or the session waits until the
+  /// socket can take more (what it did not take is queued again).
+  bool write_busy() const noexcept { return queue_.writing() || awaiting_writable_; }
 
   /// Bytes the peer's TCP acknowledged so far (Linux TCP_INFO
   /// tcpi_bytes_acked); 0 when it cannot be read. The shard's thread.
@@ -176,9 +196,11 @@ protected:
 private:
   void do_write();
   void on_write(beast::error_code ec, std::size_t bytes);
-  /// Bookkeeping of a completed write of `bytes`; false if the session
-  /// closed meanwhile (the close's last bytes went out).
-  bool written(std::size_t bytes);
+  /// Bookkeeping of a completed write of `bytes` (the items in flight);
+  /// false if the session closed meanwhile (the close's last bytes went
+  /// out, and the queue is empty: `idle_when_empty` false when more is
+  /// known to follow).
+  bool written(std::size_t bytes, bool idle_when_empty = true);
   /// Sets the subscribe deadline at the table's next due subscribe, unless set.
   void arm_subscribe_timer();
   /// The timer woke: runs every deadline that passed, re-arms for the rest.
@@ -193,7 +215,6 @@ private:
 
   std::vector<std::string_view> views_;
   std::vector<asio::const_buffer> buffers_;
-  std::size_t write_items_ = 0; ///< items in the write in flight (metrics)
   asio::steady_timer timer_;
   std::array<clock::time_point, deadline_count> deadlines_{unset, unset, unset, unset, unset};
   clock::time_point timer_at_ = unset; ///< when the pending wait ends; unset: none pending

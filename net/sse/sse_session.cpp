@@ -64,7 +64,7 @@ void sse_session::on_deadline(deadline which) {
   if (which != deadline::heartbeat)
     return;
   auto due = write_started_ + opts_.sse_heartbeat;
-  if (due <= clock::now() && !queue_.writing()) {
+  if (due <= clock::now() && !write_busy()) {
     static const frame beat = make_frame(std::string{heartbeat});
     push({}, beat); // starts a write: moves write_started_
   }

@@ -653,6 +653,8 @@ TEST_CASE("the defaults of the lower layers' option structs are the option table
   const herald::net::session_options d{};
   CHECK(s.client_max_buffer_bytes == d.client_max_buffer_bytes);
   CHECK(s.write_timeout == d.write_timeout);
+  CHECK(s.close_grace == d.close_grace);
+  CHECK(s.close_grace_max == d.close_grace_max);
   CHECK(s.sse_heartbeat == d.sse_heartbeat);
   CHECK(s.sse_retry_ms == d.sse_retry_ms);
   CHECK(s.ws_ping_interval == d.ws_ping_interval);

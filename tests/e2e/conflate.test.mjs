@@ -247,7 +247,7 @@ describe("overflow=close: the same subscriber on the same link", { timeout: 60_0
 describe("overflow=conflate on a slow link: pongs and writes later than their timeouts", { timeout: 60_000 }, () => {
   // A ping every second and 4-s pong and write timeouts: on a 32 kbit/s link
   // the pong of a conflated subscriber comes back only after what the link
-  // still carries (the mark, 16 KiB unsent, the link's 8 KiB: about 8 s),
+  // still carries (the queue, 1 KiB unsent, the link's 8 KiB: a few seconds),
   // and one write takes longer than 4 s. The peer
   // keeps acknowledging bytes, so it is not closed (docs/protocol.md
   // "Overflow policy"). The link is slow_link.py: a narrow link's segments

@@ -90,7 +90,12 @@ def main():
         # Before connect: the SYN carries the clamped MSS, the window the buffer.
         upstream.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, RCVBUF_BYTES)
         upstream.setsockopt(socket.IPPROTO_TCP, socket.TCP_MAXSEG, MSS_BYTES)
-        upstream.connect(("127.0.0.1", port))
+        try:
+            upstream.connect(("127.0.0.1", port))
+        except OSError:  # the server is gone (a test's end): refuse this client, go on
+            client.close()
+            upstream.close()
+            continue
         threading.Thread(target=pump_down, args=(upstream, client, rate), daemon=True).start()
         threading.Thread(target=pump_up, args=(client, upstream), daemon=True).start()
 

@@ -395,15 +395,33 @@ frame publication_of(char c, int n) {
 
 } // namespace
 
-TEST_CASE("conflation: nothing is dropped under the high-water mark", "[outbound_queue][conflate]") {
-  outbound_queue q{1000};
-  for (int n = 0; n < 10; ++n)
+TEST_CASE("conflation: a key holds one pending item at all times, far under the mark too",
+          "[outbound_queue][conflate]") {
+  outbound_queue q{1 << 20};
+  for (int n = 0; n < 10; ++n) {
     CHECK(q.push("", publication_of('a', n), 0, 1) == wm::none);
-  CHECK(q.pending() == 10);
-  CHECK(q.conflated() == 0);
-  CHECK(q.bytes() == 400);
+    CHECK(q.pending() == 1);
+  }
+  CHECK(q.conflated() == 9);
+  CHECK(q.bytes() == 40);
   CHECK(q.fixed_bytes() == 0);
-  CHECK(contents(q).size() == 10u);
+  auto left = contents(q);
+  REQUIRE(left.size() == 1u);
+  CHECK(left[0].substr(0, 2) == "a9");
+}
+
+TEST_CASE("conflation: the newest item of a key goes last, after what was queued meanwhile",
+          "[outbound_queue][conflate]") {
+  // An SSE id line names every channel's position: a newer item must not
+  // overtake an item queued after the one it replaces.
+  outbound_queue q{1 << 20};
+  q.push("", publication_of('a', 0), 0, 1);
+  q.push("", publication_of('s', 0), 0, 0);
+  q.push("", publication_of('a', 1), 0, 1);
+  auto left = contents(q);
+  REQUIRE(left.size() == 2u);
+  CHECK(left[0].substr(0, 2) == "s0");
+  CHECK(left[1].substr(0, 2) == "a1");
 }
 
 TEST_CASE("conflation: many publications of 3 channels into a tiny mark keep the newest of each, "
@@ -488,21 +506,98 @@ TEST_CASE("conflation: a frame in flight (maybe half written) is never dropped",
   CHECK(left[0].substr(0, 6) == "hdra29");
 }
 
-TEST_CASE("conflation: after the queue drained below the mark, nothing is dropped again until "
-          "it passes the mark",
+TEST_CASE("conflation: holes left by conflation behind a stuck write stay few",
           "[outbound_queue][conflate]") {
   outbound_queue q{100};
-  for (int n = 0; n < 5; ++n)
+  q.push("", publication_of('a', 0), 0, 1);
+  std::vector<std::string_view> bufs;
+  REQUIRE(q.begin_write(bufs, 8, 1 << 20) == 1); // stuck: never completes here
+  for (int n = 1; n <= 10'000; ++n) {
     q.push("", publication_of('a', n), 0, 1);
-  CHECK(q.pending() == 1); // 120 > 100 at the third and fifth: a4 is left
-  CHECK(q.conflated() == 4);
-  CHECK(contents(q).size() == 1u);
-  q.push("", publication_of('a', 5), 0, 1);
-  q.push("", publication_of('a', 6), 0, 1);
+    q.push("", publication_of('b', n), 0, 2);
+    q.push("", publication_of('c', n), 0, 3);
+    if (n % 1000 == 0) // a reply now and then keeps its place
+      q.push("", make_frame("r" + std::to_string(n / 1000)), 0, 0);
+  }
+  CHECK(q.pending() == 13);
+  CHECK(q.conflated() == 3 * 10'000 - 3);
+  CHECK(q.bytes() == 40 + 3 * 40 + 9 * 2 + 3);
+  q.complete_write();
+  auto left = contents(q);
+  REQUIRE(left.size() == 13u);
+  CHECK(left[0] == "r1");
+  CHECK(left[8] == "r9");
+  CHECK(left[9].substr(0, 6) == "a10000");
+  CHECK(left[10].substr(0, 6) == "b10000");
+  CHECK(left[11].substr(0, 6) == "c10000");
+  CHECK(left[12] == "r10");
+}
+
+TEST_CASE("requeue_unwritten: whole items are done, the cut one stays in flight, the rest waits "
+          "again in order",
+          "[outbound_queue][write]") {
+  outbound_queue q{1 << 20};
+  q.push("h", make_frame("0123456789"), 0, 0); // 11 bytes
+  q.push("h", make_frame("abcdefghij"), 0, 0); // 11
+  q.push("h", make_frame("ABCDEFGHIJ"), 0, 0); // 11
+  q.push("h", make_frame("klmnopqrst"), 0, 0); // 11
+  std::vector<std::string_view> bufs;
+  REQUIRE(q.begin_write(bufs, 8, 1 << 20) == 4);
+  // The socket took the first item and 3 bytes of the second.
+  CHECK(q.requeue_unwritten(14) == 8);
+  CHECK(q.in_flight() == 2);
   CHECK(q.pending() == 2);
-  q.push("", publication_of('a', 7), 0, 1);
-  CHECK(q.pending() == 1);
-  CHECK(q.conflated() == 6);
+  CHECK(q.bytes() == 44); // nothing left the queue yet
+  q.complete_write();
+  CHECK(q.bytes() == 22);
+  auto left = contents(q);
+  REQUIRE(left.size() == 2u);
+  CHECK(left[0] == "hABCDEFGHIJ");
+  CHECK(left[1] == "hklmnopqrst");
+}
+
+TEST_CASE("requeue_unwritten: on an item boundary nothing is cut; nothing written requeues all",
+          "[outbound_queue][write]") {
+  outbound_queue q{1 << 20};
+  for (char c : {'a', 'b', 'c'})
+    q.push("", make_frame(std::string(10, c)), 0, 0);
+  std::vector<std::string_view> bufs;
+  REQUIRE(q.begin_write(bufs, 8, 1 << 20) == 3);
+  CHECK(q.requeue_unwritten(10) == 0);
+  CHECK(q.in_flight() == 1);
+  q.complete_write();
+  bufs.clear();
+  REQUIRE(q.begin_write(bufs, 8, 1 << 20) == 2);
+  CHECK(q.requeue_unwritten(0) == 0);
+  CHECK_FALSE(q.writing());
+  CHECK(q.pending() == 2);
+  auto left = contents(q);
+  REQUIRE(left.size() == 2u);
+  CHECK(left[0] == std::string(10, 'b'));
+  CHECK(left[1] == std::string(10, 'c'));
+}
+
+TEST_CASE("requeue_unwritten: a requeued publication conflates with a newer one of its key; "
+          "items without a key keep their order and are never dropped",
+          "[outbound_queue][conflate][write]") {
+  outbound_queue q{1 << 20};
+  q.push("", publication_of('s', 0), 0, 0);
+  q.push("", publication_of('a', 0), 0, 1);
+  q.push("", publication_of('s', 1), 0, 0);
+  q.push("", publication_of('b', 0), 0, 2);
+  std::vector<std::string_view> bufs;
+  REQUIRE(q.begin_write(bufs, 8, 1 << 20) == 4);
+  q.push("", publication_of('a', 1), 0, 1); // arrives while a0 is in flight
+  CHECK(q.requeue_unwritten(20) == 20);    // half of s0: a0, s1 and b0 go back
+  CHECK(q.pending() == 3);                 // a0 gave way to a1
+  CHECK(q.conflated() == 1);
+  q.complete_write();
+  auto left = contents(q);
+  REQUIRE(left.size() == 3u);
+  CHECK(left[0].substr(0, 2) == "s1");
+  CHECK(left[1].substr(0, 2) == "b0");
+  CHECK(left[2].substr(0, 2) == "a1");
+  CHECK(q.bytes() == 0);
 }
 
 TEST_CASE("conflation: drop_pending resets what conflation counts", "[outbound_queue][conflate]") {
