@@ -44,6 +44,9 @@ struct sse_subscription {
   /// The filter of `events` (tags_filter::event_in; null when none), which
   /// the session applies and a cache class's answer honours.
   tags_filter_ptr filter{};
+  /// `?envelope=1`: each publication's data is `{"channel":...,"data":...}`
+  /// (docs/protocol.md "Subscribe over SSE"); `0` or absent: the data alone.
+  bool envelope = false;
   auth::principal who;                   ///< the client, checked for every channel (docs/auth.md)
 };
 
