@@ -1,7 +1,8 @@
 // Authentication over HTTP and SSE (docs/auth.md), against a real herald
 // with real keys: start-up refusals, the publish API key, SSE tokens by
 // header and by ?token=, every refused token with its exact status, other
-// users' channels, the channels claim, CORS, expiry, and that other clients
+// users' channels, the channels claim, CORS (and the log and metric of an
+// origin it does not allow), expiry, and that other clients
 // keep receiving while refused ones are turned away.
 
 import assert from "node:assert/strict";
@@ -23,6 +24,7 @@ import {
   waitUntil,
   withHerald,
 } from "./lib/herald.mjs";
+import { scrape } from "./lib/metrics.mjs";
 import { hsSetup, keyPair, nowS, randomSecret, secretFile, signJwt } from "./lib/tokens.mjs";
 
 const alice = accountId(101);
@@ -241,6 +243,54 @@ describe("HS256 server", () => {
     } finally {
       await sub.close();
     }
+  });
+
+  test("SSE from an origin not allowed: answered without CORS, logged with the hint and counted", async () => {
+    const denied = async () => (await scrape(h.url)).get("herald_sse_cors_denied_total");
+    const before = await denied();
+    // Not counted: a listed origin, the server itself, no Origin (curl, servers).
+    await sseRefused(h.url, "channel=stream:1", { origin: "https://app.example" });
+    await sseRefused(h.url, "channel=stream:1", { origin: `http://127.0.0.1:${h.port}` });
+    await sseRefused(h.url, "channel=stream:1");
+    assert.equal(await denied(), before);
+    assert.doesNotMatch(h.log(), /origin not allowed/);
+
+    // Another site's page: a 200 stream, a 401 and a preflight, none with
+    // Access-Control-Allow-Origin (the browser refuses them): each counted.
+    const evil = "https://evil.example";
+    const sub = sseCurl(`${h.url}/v1/sse?channel=stream:1&token=${s.token({ sub: alice })}`, { origin: evil });
+    try {
+      assert.equal(await sub.status, 200);
+      assert.equal((await sub.headers)["access-control-allow-origin"], undefined);
+    } finally {
+      await sub.close();
+    }
+    const refused = await sseRefused(h.url, "channel=stream:1", { origin: evil });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get("access-control-allow-origin"), null);
+    const pre = await fetch(`${h.url}/v1/sse?channel=stream:1`, { method: "OPTIONS", headers: { origin: evil } });
+    assert.equal(pre.status, 204);
+    assert.equal(await denied(), before + 3);
+
+    // The log says what happened and what to do, rate-limited as bad_request.
+    const lines = await waitUntil(
+      () => {
+        const found = h
+          .log()
+          .split("\n")
+          .filter((l) => l.includes("origin not allowed"))
+          .map((l) => JSON.parse(l));
+        return found.length >= 1 && found;
+      },
+      { timeoutMs: 3000, what: "the origin log line" },
+    );
+    const line = lines[0];
+    assert.equal(line.kind, "bad_request");
+    assert.equal(line.origin, evil);
+    assert.match(line.msg, /SSE request from an origin not allowed/);
+    assert.match(line.detail, /--allowed-origins/);
+    assert.match(line.peer, /^127\.0\.0\.1:\d+$/);
+    assert.ok(!h.log().includes("token="), "no query string in the log");
   });
 
   test("an expiring token ends the SSE stream with herald.token_expired; others keep receiving", async () => {
