@@ -440,8 +440,8 @@ void http_session::handle_sse(request& req) {
   }
   sub.who = std::move(gate.who);
   stream_.expires_never();
-  auto session = std::make_shared<sse::sse_session>(stream_.release_socket(), opts_holder_,
-                                                    sub.envelope);
+  auto session =
+    std::make_shared<sse::sse_session>(stream_.release_socket(), opts_holder_, sub.envelope);
   session->hold(std::move(slot_));
   if (!sub.events.empty()) {
     sub.filter = tags_filter::event_in(sub.events);

@@ -73,8 +73,8 @@ errc classify(std::string_view target, route& out, std::string& detail,
 /// (docs/protocol.md "Repeated parameters"). Herald would otherwise pick one
 /// (the first header, the last query parameter) while a proxy or logger in
 /// front of it may pick the other. Per route: /v1/sse: `Authorization`,
-/// `Last-Event-ID`, `Origin`, `?token`, `?last_event_id`, `?envelope` (`channel` and `event` repeat
-/// on purpose); /v1/ws and /connection/websocket: `Authorization`, `Origin`,
+/// `Last-Event-ID`, `Origin`, `?token`, `?last_event_id`, `?envelope`
+/// (`channel` and `event` repeat on purpose); /v1/ws and /connection/websocket: `Authorization`, `Origin`,
 /// `Host`, `Sec-WebSocket-Key`, `Sec-WebSocket-Version`; /v1/publish:
 /// `Authorization`, `Idempotency-Key`; /v1/channels/{name}: `Authorization`;
 /// /api/*: `Authorization`, `X-API-Key`. Query keys are compared decoded, as

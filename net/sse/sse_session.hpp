@@ -16,8 +16,9 @@
 namespace herald::net::sse {
 
 /// Holds an SSE session's codec (its shutdown `retry:` hint comes from the
-/// options, its channel envelope from the request); a base listed before stream_session, so the codec exists before
-/// the session's subscription table refers to it (base-from-member).
+/// options, its channel envelope from the request); a base listed before
+/// stream_session, so the codec exists before the session's subscription
+/// table refers to it (base-from-member).
 struct sse_codec_holder {
   sse_codec_holder(unsigned shutdown_retry_ms, bool envelope)
     : sse_codec(shutdown_retry_ms, envelope) {}

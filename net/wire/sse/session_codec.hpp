@@ -3,8 +3,9 @@
 // Every event carries the connection's cursor in its `id:` line (the
 // subscription table adds it: carries_cursor()); publications are their
 // shared `p.sse` block (or, for a connection that asked `?envelope=1`, the
-// shared `p.sse_envelope` block, which names the channel); a live gap or a failed recovery is a `herald.gap`
-// event; there are no command ids, so replies and per-command errors are
+// shared `p.sse_envelope` block, which names the channel, built once on
+// first use); a live gap or a failed recovery is a `herald.gap` event;
+// there are no command ids, so replies and per-command errors are
 // empty (nothing written). Closes end with a last event where one says why:
 // 1013 (slow client) `herald.gap` with reason `slow_client`, 4002 (token
 // expired) `herald.token_expired`, 1012 (service restart) `herald.shutdown`

@@ -153,8 +153,7 @@ TEST_CASE("the token_expired block is a named event with a JSON reason", "[sse][
         "event: herald.token_expired\ndata: {\"reason\":\"token_expired\"}\n\n");
 }
 
-TEST_CASE("encode_enveloped_event names the channel and nests the data as is",
-          "[sse][encoder]") {
+TEST_CASE("encode_enveloped_event names the channel and nests the data as is", "[sse][encoder]") {
   CHECK(encode_enveloped_event("withdrawn", "stream:1001", R"({"amount":"12.5000000"})") ==
         "event: withdrawn\ndata: "
         "{\"channel\":\"stream:1001\",\"data\":{\"amount\":\"12.5000000\"}}\n\n");

@@ -75,8 +75,7 @@ TEST_CASE("sse::session_codec writes a publication's data alone by default", "[s
   CHECK(*bytes.body == "event: withdrawn\ndata: {\"amount\":\"1.0000000\"}\n\n");
 }
 
-TEST_CASE("sse::session_codec with the envelope names each publication's channel",
-          "[sse][codec]") {
+TEST_CASE("sse::session_codec with the envelope names each publication's channel", "[sse][codec]") {
   publication on_stream;
   publication on_user;
   fill(on_stream, "stream:1001", "withdrawn", R"({"amount":"1.0000000"})");
