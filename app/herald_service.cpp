@@ -118,6 +118,18 @@ void herald_service::request_refused(errc code, std::string_view message, std::s
                     {"peer", peer}});
 }
 
+void herald_service::sse_origin_denied(std::string_view origin, std::string_view peer) {
+  // The answer is a 200 (or 204) the browser will not let the page read, so
+  // nothing else tells the operator; the origin is client text: cut short.
+  constexpr std::size_t max_origin_chars = 200;
+  client_log().log("bad_request", spdlog::level::info,
+                   "SSE request from an origin not allowed: the browser will refuse the answer",
+                   {{"origin", std::string{origin.substr(0, max_origin_chars)}},
+                    {"detail", "no Access-Control-Allow-Origin sent; to allow this origin add it "
+                               "to --allowed-origins"},
+                    {"peer", peer}});
+}
+
 net::service::stats herald_service::current() {
   return {gateway_ != nullptr, connections()};
 }

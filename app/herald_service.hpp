@@ -39,6 +39,9 @@ public:
   bool draining() const override { return draining_; }
   /// Logs the refusal through the client log limiter (kind "bad_request").
   void request_refused(errc code, std::string_view message, std::string_view peer) override;
+  /// Logs the origin and the --allowed-origins hint through the client log
+  /// limiter (kind "bad_request", as a WebSocket upgrade refused for its Origin).
+  void sse_origin_denied(std::string_view origin, std::string_view peer) override;
 
   /// Graceful shutdown, first step: marks the service draining (readyz 503,
   /// new requests 503) and returns every open connection's control seam, to

@@ -24,6 +24,10 @@
 //
 // The API key for POST /v1/publish comes from the HERALD_API_KEY environment
 // variable (sent as Authorization: Bearer); scripts/run-demo.sh sets it.
+// A refusal that no retry can fix (401 without or with a wrong key, 403, any
+// other 4xx but 408 and 429) stops the publisher with a message that says
+// what to change, and exit status 1; 5xx answers and connection errors are
+// retried.
 //
 // --print-channels prints the channel names of the seed's initial world,
 // one per line (stream channels, then user channels), and exits.
@@ -359,8 +363,27 @@ function describeFetchError(err) {
   return cause?.code || cause?.message || err?.message || String(err);
 }
 
+/** A refusal from the server that retrying cannot fix; its message says what to change. */
+class Refused extends Error {}
+
 /**
- * POSTs one publication until the server accepts it (HTTP 2xx). HTTP errors
+ * What to tell the user about a 4xx that no retry fixes (`status`, `reply`
+ * the response body), or null when the answer is worth retrying (408, 429).
+ */
+function refusalMessage(url, status, reply) {
+  if (status === 408 || status === 429) return null;
+  const head = `HTTP ${status} from ${url}/v1/publish: ${reply.trim()}`;
+  if (status === 401)
+    return process.env.HERALD_API_KEY
+      ? `${head}\nThe HERALD_API_KEY given is not the server's publish API key: use the key herald was started with.`
+      : `${head}\nThe server needs the publish API key: set HERALD_API_KEY to the key herald was started with ` +
+          `(its --api-key-file or HERALD_API_KEY; scripts/run-demo.sh sets it), or run herald with --insecure.`;
+  return `${head}\nThe server refused the publication; retrying would not help.`;
+}
+
+/**
+ * POSTs one publication until the server accepts it (HTTP 2xx). A 4xx that
+ * no retry fixes throws Refused (refusalMessage()); other HTTP errors
  * are logged with their body and retried after a second; connection errors
  * (the server may still be starting) are retried with a growing delay up to
  * 5 s. Every attempt carries the same `Idempotency-Key` (docs/protocol.md
@@ -407,6 +430,10 @@ async function publish(url, body, signal) {
       } catch {
         return { raw: reply };
       }
+    }
+    if (response.status >= 400 && response.status < 500) {
+      const message = refusalMessage(url, response.status, reply);
+      if (message) throw new Refused(message);
     }
     console.error(`HTTP ${response.status} from ${url}/v1/publish: ${reply.trim()}; retrying in 1s`);
     await sleep(1000, signal);
@@ -471,6 +498,11 @@ async function main(argv) {
       if (opts.count === 0 || published < opts.count) await sleep(opts.intervalMs, stop.signal);
     }
   } catch (err) {
+    if (err instanceof Refused) {
+      console.error(err.message);
+      console.error(`stopped after ${published} event${published === 1 ? "" : "s"}`);
+      return 1;
+    }
     if (!(err instanceof Stopped)) throw err;
   }
   console.log(`published ${published} event${published === 1 ? "" : "s"}`);

@@ -44,6 +44,9 @@ struct sse_subscription {
   /// The filter of `events` (tags_filter::event_in; null when none), which
   /// the session applies and a cache class's answer honours.
   tags_filter_ptr filter{};
+  /// `?envelope=1`: each publication's data is `{"channel":...,"data":...}`
+  /// (docs/protocol.md "Subscribe over SSE"); `0` or absent: the data alone.
+  bool envelope = false;
   auth::principal who;                   ///< the client, checked for every channel (docs/auth.md)
 };
 
@@ -98,6 +101,14 @@ public:
   /// no query string (which may carry `token=`) reaches the log. `peer` is
   /// "address:port". Called on the session's shard thread; must return at once.
   virtual void request_refused(errc code, std::string_view message, std::string_view peer) {}
+
+  /// A /v1/sse request (GET or OPTIONS) came from browser origin `origin`,
+  /// neither this server nor in --allowed-origins: answered without CORS, so
+  /// the browser will refuse it (for logs, with the hint; the metric is
+  /// counted already). `origin` is the request's `Origin` header as sent;
+  /// `peer` is "address:port". Called on the session's shard thread; must
+  /// return at once.
+  virtual void sse_origin_denied(std::string_view origin, std::string_view peer) {}
 
   /// True once shutdown began: new requests (on new or kept-alive
   /// connections) are refused with 503 shutting_down and the connection closed.

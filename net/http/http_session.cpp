@@ -187,7 +187,16 @@ void http_session::handle(request req) {
       handle_channel(req, channel);
   } else if (where == route::sse) {
     // CORS for the listed browser origins (docs/auth.md), errors included.
-    cors_ = auth::cors_origin(policy_of(opts_), header(req, bhttp::field::origin));
+    const auto origin = header(req, bhttp::field::origin);
+    cors_ = auth::cors_origin(policy_of(opts_), origin);
+    // Another site's page (not listed, not this server) gets an answer
+    // without CORS that its browser refuses, which the server would not see:
+    // say so (the WebSocket upgrade's rule, auth::origin_allowed).
+    if (cors_.empty() &&
+        !auth::origin_allowed(policy_of(opts_), origin, header(req, bhttp::field::host))) {
+      metrics::sse_cors_denied();
+      service_.sse_origin_denied(origin, peer());
+    }
     if (method == bhttp::verb::options) {
       send(204, std::string{json_type}, {}, keep, version);
       return;
@@ -431,7 +440,8 @@ void http_session::handle_sse(request& req) {
   }
   sub.who = std::move(gate.who);
   stream_.expires_never();
-  auto session = std::make_shared<sse::sse_session>(stream_.release_socket(), opts_holder_);
+  auto session =
+    std::make_shared<sse::sse_session>(stream_.release_socket(), opts_holder_, sub.envelope);
   session->hold(std::move(slot_));
   if (!sub.events.empty()) {
     sub.filter = tags_filter::event_in(sub.events);
@@ -457,12 +467,14 @@ void http_session::send_error(errc code, std::string_view message, bool keep_ali
 void http_session::send_refusal(errc code, std::string_view message, std::string body,
                                 bool keep_alive, unsigned version) {
   metrics::http_error(code);
+  service_.request_refused(code, message, peer());
+  send(info(code).http_status, std::string{json_type}, std::move(body), keep_alive, version);
+}
+
+std::string http_session::peer() {
   beast::error_code ec;
   auto ep = stream_.socket().remote_endpoint(ec);
-  service_.request_refused(code, message,
-                           ec ? std::string{"?"}
-                              : ep.address().to_string() + ":" + std::to_string(ep.port()));
-  send(info(code).http_status, std::string{json_type}, std::move(body), keep_alive, version);
+  return ec ? std::string{"?"} : ep.address().to_string() + ":" + std::to_string(ep.port());
 }
 
 void http_session::send(unsigned status, std::string content_type, std::string body,

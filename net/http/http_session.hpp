@@ -67,6 +67,8 @@ private:
                     unsigned version);
   void send(unsigned status, std::string content_type, std::string body, bool keep_alive,
             unsigned version);
+  /// The client's "address:port", or "?" when the socket no longer knows it.
+  std::string peer();
   void on_sent(bool close, beast::error_code ec);
 
   beast::tcp_stream stream_;

@@ -111,7 +111,7 @@ struct singular_set {
 const singular_set& singular_of(route where) {
   static const singular_set none{};
   static const singular_set sse{{"Authorization", "Last-Event-ID", "Origin"},
-                                {"token", "last_event_id"}};
+                                {"token", "last_event_id", "envelope"}};
   static const singular_set ws{
     {"Authorization", "Origin", "Host", "Sec-WebSocket-Key", "Sec-WebSocket-Version"}, {}};
   static const singular_set publish{{"Authorization", "Idempotency-Key"}, {}};
@@ -207,6 +207,12 @@ errc parse_sse_request(std::string_view target, const std::string_view* last_eve
     } else if (param.key == "last_event_id") {
       cursor_text = param.value;
       has_cursor = true;
+    } else if (param.key == "envelope") {
+      if (param.value != "0" && param.value != "1") {
+        detail = "?envelope= must be 1 (publications as {\"channel\":...,\"data\":...}) or 0";
+        return errc::invalid_request;
+      }
+      out.envelope = param.value == "1";
     }
   }
   if (out.channels.empty()) {

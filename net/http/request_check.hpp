@@ -73,8 +73,8 @@ errc classify(std::string_view target, route& out, std::string& detail,
 /// (docs/protocol.md "Repeated parameters"). Herald would otherwise pick one
 /// (the first header, the last query parameter) while a proxy or logger in
 /// front of it may pick the other. Per route: /v1/sse: `Authorization`,
-/// `Last-Event-ID`, `Origin`, `?token`, `?last_event_id` (`channel` and `event` repeat
-/// on purpose); /v1/ws and /connection/websocket: `Authorization`, `Origin`,
+/// `Last-Event-ID`, `Origin`, `?token`, `?last_event_id`, `?envelope`
+/// (`channel` and `event` repeat on purpose); /v1/ws and /connection/websocket: `Authorization`, `Origin`,
 /// `Host`, `Sec-WebSocket-Key`, `Sec-WebSocket-Version`; /v1/publish:
 /// `Authorization`, `Idempotency-Key`; /v1/channels/{name}: `Authorization`;
 /// /api/*: `Authorization`, `X-API-Key`. Query keys are compared decoded, as
@@ -90,10 +90,12 @@ errc check_singular(const bhttp::fields& fields, std::string_view target, route 
 /// `Last-Event-ID` header (`last_event_id`, if not empty) or the
 /// `last_event_id` query parameter (the header wins), and the `event`
 /// parameters (the connection's filter: valid event names, at most
-/// max_sse_events distinct ones).
+/// max_sse_events distinct ones), and `envelope` (`0` or `1`: whether
+/// publications carry their channel, docs/protocol.md "Subscribe over SSE").
 /// @param last_event_id the header's value, or nullptr when there is none.
 /// @returns errc::invalid_channel, too_many_channels, invalid_request (no
-///          channel, bad target, too many events), invalid_cursor,
+///          channel, bad target, too many events, an `envelope` other than
+///          `0` or `1`), invalid_cursor,
 ///          invalid_event (an `event` that is no event name); errc::none and
 ///          `out` filled on success.
 errc parse_sse_request(std::string_view target, const std::string_view* last_event_id,

@@ -43,7 +43,8 @@ enum slot : std::size_t {
   s_version_suppressed = s_idempotent_replays + 1,
   s_redis_write_failures = s_version_suppressed + 1,
   s_conflated = s_redis_write_failures + 1,
-  s_http_errors = s_conflated + 1, // [errc]
+  s_sse_cors_denied = s_conflated + 1,
+  s_http_errors = s_sse_cors_denied + 1, // [errc]
   slot_count = s_http_errors + errc_slots,
 };
 
@@ -389,6 +390,10 @@ void idempotent_replay() noexcept {
   add(s_idempotent_replays, 1);
 }
 
+void sse_cors_denied() noexcept {
+  add(s_sse_cors_denied, 1);
+}
+
 void version_suppressed() noexcept {
   add(s_version_suppressed, 1);
 }
@@ -539,6 +544,12 @@ std::string render() {
            "a newer publication of the same channel replaced them while the queue was over "
            "--client-max-buffer.");
   w.sample("herald_conflated_publications_total", {}, t.slots[s_conflated]);
+
+  w.family("herald_sse_cors_denied_total", "counter",
+           "SSE requests from a browser origin that is neither this server nor in "
+           "--allowed-origins: answered without Access-Control-Allow-Origin, so the browser "
+           "refuses the stream.");
+  w.sample("herald_sse_cors_denied_total", {}, t.slots[s_sse_cors_denied]);
 
   if (auto state = redis_state.load(std::memory_order_relaxed); state >= 0) {
     w.family("herald_redis_writable", "gauge",

@@ -146,6 +146,13 @@ void conflated(std::uint64_t n = 1) noexcept;
 /// (false: read-only replica, OOM, script error). Counts the episodes.
 void set_redis_writable(bool writable) noexcept;
 
+/// A request to /v1/sse (GET or an OPTIONS preflight) came from a browser
+/// origin that is neither the server itself nor in --allowed-origins: it is
+/// answered without `Access-Control-Allow-Origin`, so the browser refuses the
+/// answer (Fetch standard, "CORS check") while the server sees a normal
+/// request. Any thread.
+void sse_cors_denied() noexcept;
+
 /// An HTTP request was refused with `e` (its status and code from the
 /// net/wire/errors table), e.g. `invalid_channel`, or an auth refusal.
 void http_error(errc e) noexcept;

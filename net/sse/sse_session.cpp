@@ -4,8 +4,8 @@
 
 namespace herald::net::sse {
 
-sse_session::sse_session(tcp::socket socket, session_options_ptr opts)
-  : sse_codec_holder(opts->shutdown_retry_ms),
+sse_session::sse_session(tcp::socket socket, session_options_ptr opts, bool envelope)
+  : sse_codec_holder(opts->shutdown_retry_ms, envelope),
     stream_session(std::move(socket), std::move(opts), metrics::transport::sse, sse_codec) {}
 
 void sse_session::start(std::shared_ptr<session_events> events) {

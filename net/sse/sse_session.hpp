@@ -16,17 +16,21 @@
 namespace herald::net::sse {
 
 /// Holds an SSE session's codec (its shutdown `retry:` hint comes from the
-/// options); a base listed before stream_session, so the codec exists before
-/// the session's subscription table refers to it (base-from-member).
+/// options, its channel envelope from the request); a base listed before
+/// stream_session, so the codec exists before the session's subscription
+/// table refers to it (base-from-member).
 struct sse_codec_holder {
-  explicit sse_codec_holder(unsigned shutdown_retry_ms) : sse_codec(shutdown_retry_ms) {}
+  sse_codec_holder(unsigned shutdown_retry_ms, bool envelope)
+    : sse_codec(shutdown_retry_ms, envelope) {}
   session_codec sse_codec;
 };
 
 class sse_session final : private sse_codec_holder, public stream_session {
 public:
   /// @param socket connected socket on an I/O shard's io_context.
-  sse_session(tcp::socket socket, session_options_ptr opts);
+  /// @param envelope write each publication with its channel envelope (the
+  ///        request's `?envelope=1`; net/wire/sse/session_codec.hpp).
+  sse_session(tcp::socket socket, session_options_ptr opts, bool envelope);
 
   /// Adds header lines (each ending in CRLF) to the response head, e.g.
   /// CORS. Call before start(), on the shard's thread.

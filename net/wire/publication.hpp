@@ -49,6 +49,12 @@ struct publication {
   /// parsed, or Redis message received), for publish-to-write latency.
   std::int64_t accepted_ns = 0;
 
+  // The SSE event block with the channel envelope (net/wire/sse/encoder.hpp
+  // encode_enveloped_event(), `?envelope=1`): encoded on first use by such a
+  // subscriber, then shared like `sse`.
+  mutable std::once_flag sse_envelope_once;
+  mutable frame sse_envelope;
+
   // Centrifugo protocol push (net/wire/centrifugo/protocol.hpp publication_push()):
   // encoded on first use by a Centrifugo subscriber, then shared like `ws`, so
   // a deployment without Centrifugo clients never pays for it.

@@ -96,7 +96,7 @@ private:
     bodies.push_back(std::move(body));
   }
   static const net::session_codec& codec_for(net::metrics::transport kind) {
-    static const net::sse::session_codec sse{500};
+    static const net::sse::session_codec sse{500, false};
     if (kind == net::metrics::transport::sse)
       return sse;
     return net::ws::session_codec_for(net::ws::dialect::herald);

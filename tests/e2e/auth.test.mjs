@@ -1,7 +1,8 @@
 // Authentication over HTTP and SSE (docs/auth.md), against a real herald
 // with real keys: start-up refusals, the publish API key, SSE tokens by
 // header and by ?token=, every refused token with its exact status, other
-// users' channels, the channels claim, CORS, expiry, and that other clients
+// users' channels, the channels claim, CORS (and the log and metric of an
+// origin it does not allow), expiry, and that other clients
 // keep receiving while refused ones are turned away.
 
 import assert from "node:assert/strict";
@@ -17,12 +18,14 @@ import {
   publishOk,
   rawSse,
   sseCurl,
+  sleep,
   sseReady,
   startHerald,
   suiteHerald,
   waitUntil,
   withHerald,
 } from "./lib/herald.mjs";
+import { scrape } from "./lib/metrics.mjs";
 import { hsSetup, keyPair, nowS, randomSecret, secretFile, signJwt } from "./lib/tokens.mjs";
 
 const alice = accountId(101);
@@ -241,6 +244,59 @@ describe("HS256 server", () => {
     } finally {
       await sub.close();
     }
+  });
+
+  test("SSE from an origin not allowed: answered without CORS, logged with the hint and counted", async () => {
+    const denied = async () => (await scrape(h.url)).get("herald_sse_cors_denied_total");
+    // The earlier tests' refusals may have used up this second of the client
+    // log limiter (--log-client-rate, 10 lines per kind): start a new one.
+    await sleep(1100);
+    const before = await denied();
+    const logFrom = h.log().length; // the CORS test above logged its own evil origin
+    // Not counted: a listed origin, the server itself, no Origin (curl, servers).
+    await sseRefused(h.url, "channel=stream:1", { origin: "https://app.example" });
+    await sseRefused(h.url, "channel=stream:1", { origin: `http://127.0.0.1:${h.port}` });
+    await sseRefused(h.url, "channel=stream:1");
+    assert.equal(await denied(), before);
+    assert.doesNotMatch(h.log().slice(logFrom), /origin not allowed/);
+
+    // Another site's page: a 200 stream, a 401 and a preflight, none with
+    // Access-Control-Allow-Origin (the browser refuses them): each counted.
+    const evil = "https://evil.example";
+    const sub = sseCurl(`${h.url}/v1/sse?channel=stream:1&token=${s.token({ sub: alice })}`, { origin: evil });
+    try {
+      assert.equal(await sub.status, 200);
+      assert.equal((await sub.headers)["access-control-allow-origin"], undefined);
+    } finally {
+      await sub.close();
+    }
+    const refused = await sseRefused(h.url, "channel=stream:1", { origin: evil });
+    assert.equal(refused.status, 401);
+    assert.equal(refused.headers.get("access-control-allow-origin"), null);
+    const pre = await fetch(`${h.url}/v1/sse?channel=stream:1`, { method: "OPTIONS", headers: { origin: evil } });
+    assert.equal(pre.status, 204);
+    assert.equal(await denied(), before + 3);
+
+    // The log says what happened and what to do, rate-limited as bad_request
+    // (7 lines of that kind in this second, under the limit).
+    const lines = await waitUntil(
+      () => {
+        const found = h
+          .log()
+          .slice(logFrom)
+          .split("\n")
+          .filter((l) => l.includes("SSE request from an origin not allowed"));
+        return found.length >= 3 && found;
+      },
+      { timeoutMs: 3000, what: "the origin log lines" },
+    );
+    for (const line of lines) {
+      assert.match(line, /\bkind=bad_request\b/);
+      assert.match(line, /\borigin=https:\/\/evil\.example\b/);
+      assert.match(line, /add it to --allowed-origins/);
+      assert.match(line, /\bpeer=127\.0\.0\.1:\d+/);
+    }
+    assert.ok(!h.log().includes("token="), "no query string in the log");
   });
 
   test("an expiring token ends the SSE stream with herald.token_expired; others keep receiving", async () => {

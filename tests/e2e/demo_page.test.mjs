@@ -1,18 +1,26 @@
 // The demo viewer page (GET /demo, demo/viewer.html) in a real headless
 // Chromium driven by playwright-core: it connects with EventSource, shows
-// each publication as a row (event name, data, cursor), and highlights the
-// herald.gap event that follows a reconnection the server cannot recover.
+// each publication as a row (event name, channel, data, cursor), highlights
+// the herald.gap event that follows a reconnection the server cannot
+// recover, and says why a stream ended (a refusal, herald.token_expired,
+// herald.shutdown). Also demo/publisher.mjs: it stops with a clear message
+// on a 401 instead of retrying forever.
 //
 // Uses the system Chromium (/usr/bin/chromium, or $HERALD_CHROMIUM);
 // playwright-core never downloads a browser. A screenshot of the page after
 // the gap test goes to /tmp/demo-page.png (or $HERALD_DEMO_SCREENSHOT).
 
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import net from "node:net";
-import { describe, test } from "node:test";
+import { after, before, describe, test } from "node:test";
+import { fileURLToPath } from "node:url";
 
 import { browserSuite, newPage } from "./lib/browser.mjs";
-import { accountId, channelOfEvent, parseCursor, pollUntil, publishOk } from "./lib/herald.mjs";
+import { accountId, channelOfEvent, parseCursor, pollUntil, publishOk, startHerald } from "./lib/herald.mjs";
+import { hsSetup, nowS } from "./lib/tokens.mjs";
+
+const PUBLISHER = fileURLToPath(new URL("../../demo/publisher.mjs", import.meta.url));
 
 const SCREENSHOT = process.env.HERALD_DEMO_SCREENSHOT || "/tmp/demo-page.png";
 const HISTORY_SIZE = 2;
@@ -35,13 +43,14 @@ function newTestPage(testName) {
   });
 }
 
-/** The rows of the viewer, oldest first: {cls, event, data, id, background}. */
+/** The rows of the viewer, oldest first: {cls, event, channel, data, id, background}. */
 function rowsOf(page) {
   return page.$$eval("#rows tr", (trs) =>
     trs
       .map((tr) => ({
         cls: tr.className,
         event: tr.querySelector("td.event").textContent,
+        channel: tr.querySelector("td.channel").textContent,
         data: tr.querySelector("td.data").textContent,
         id: tr.querySelector("td.id").textContent,
         background: getComputedStyle(tr.querySelector("td.event")).backgroundColor,
@@ -155,6 +164,10 @@ describe("demo viewer page", { timeout: 35_000 }, () => {
         ],
         "rows, oldest first: event name and data as published",
       );
+      // Each row names its channel (the page subscribes with envelope=1): the
+      // publication to both channels is one row per channel.
+      assert.deepEqual(rows.slice(0, 2).map((r) => r.channel), [stream, user]);
+      assert.deepEqual(rows.slice(2).map((r) => r.channel).sort(), [stream, user].sort());
       // The data is shown as text (pretty-printed JSON), never as HTML.
       assert.equal(await page.locator("#rows b").count(), 0);
       assert.match(rows[0].data, /"tag": "e2e-.*-alpha"/);
@@ -167,6 +180,7 @@ describe("demo viewer page", { timeout: 35_000 }, () => {
       assert.equal(channelOfEvent(rows[0].id, rows[1].id, [stream, user]), user);
       const toppedUp = [channelOfEvent(rows[1].id, rows[2].id, [stream, user]), channelOfEvent(rows[2].id, rows[3].id, [stream, user])];
       assert.deepEqual(toppedUp.sort(), [stream, user].sort(), "one topped_up row per channel");
+      assert.deepEqual(toppedUp, [rows[2].channel, rows[3].channel], "the channel column agrees with the cursor");
 
       assert.equal(await page.isVisible("#empty"), false, "'No events yet.' hidden once rows exist");
       assert.equal(await page.locator("#rows tr.gap").count(), 0, "no gap without reconnection");
@@ -221,6 +235,7 @@ describe("demo viewer page", { timeout: 35_000 }, () => {
         assert.equal(gaps.length, 1, `one gap row: ${JSON.stringify(withGap)}`);
         const gap = gaps[0];
         assert.deepEqual(dataOf(gap), { channel: stream, reason: "history_expired" });
+        assert.equal(gap.channel, stream, "the gap row names its channel");
         assert.equal(gap.cls, "gap", "the gap row is marked");
         assert.equal(gap.background, "rgb(58, 42, 16)", "the gap row is highlighted (#3a2a10)");
         for (const r of rows.filter((x) => x.event !== "herald.gap")) {
@@ -261,4 +276,134 @@ describe("demo viewer page", { timeout: 35_000 }, () => {
       assert.deepEqual(faviconErrors, []);
     },
   );
+});
+
+/** The text of the page's info line. */
+const infoOf = (page) => page.textContent("#info");
+
+// The page against a herald with real keys: why a stream ended. Its own
+// herald (stopped by the shutdown test) and its own pages.
+describe("demo viewer page: why a stream ended", { timeout: 40_000 }, () => {
+  const s = hsSetup();
+  let h = null;
+  before(async () => {
+    h = await startHerald([...s.args, "--jwt-leeway=1", "--shutdown-retry-ms=700"], { insecure: false });
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  test("a refused request shows the server's error, not a guess", { timeout: 10_000 }, async () => {
+    const { context, page } = await newTestPage("refused");
+    try {
+      await page.goto(`${h.url}/demo?channels=stream:demo-refused&token=not-a-jwt`, { timeout: 5000 });
+      await page.waitForFunction(() => /Connection refused: HTTP/.test(document.getElementById("info").textContent), null, {
+        timeout: 5000,
+      });
+      const text = await infoOf(page);
+      assert.match(text, /Connection refused: HTTP 401 unauthorized/);
+      assert.doesNotMatch(text, /check the channel names/);
+      assert.equal(await page.textContent("#state"), "closed");
+    } finally {
+      await context.close();
+    }
+  });
+
+  test("shows herald.token_expired and says the token expired", { timeout: 15_000 }, async () => {
+    const stream = "stream:demo-expiry";
+    const { context, page } = await newTestPage("token_expired");
+    try {
+      const token = s.token({ sub: accountId(303), exp: nowS() + 2 });
+      await page.goto(`${h.url}/demo?channels=${stream}&token=${token}`, { timeout: 5000 });
+      await waitConnected(page);
+      const rows = await waitRows(page, (rs) => rs.some((r) => r.event === "herald.token_expired"), "a herald.token_expired row", 10_000);
+      const ended = rows.find((r) => r.event === "herald.token_expired");
+      assert.deepEqual(dataOf(ended), { reason: "token_expired" });
+      assert.equal(ended.cls, "ending");
+      await page.waitForFunction(() => document.getElementById("state").textContent === "token expired", null, { timeout: 5000 });
+      const text = await infoOf(page);
+      assert.match(text, /token expired/);
+      assert.doesNotMatch(text, /check the channel names/);
+      // The page stopped: no reconnection with the expired token.
+      await new Promise((r) => setTimeout(r, 2500)); // more than the retry: 2000 of the stream
+      assert.equal(await page.textContent("#state"), "token expired");
+    } finally {
+      await context.close();
+    }
+    assert.deepEqual(consoleErrors.filter((e) => e.test === "token_expired"), [], "no console errors");
+  });
+
+  test("shows herald.shutdown and says the server is restarting", { timeout: 15_000 }, async () => {
+    const stream = "stream:demo-shutdown";
+    const { context, page } = await newTestPage("shutdown");
+    try {
+      await page.goto(`${h.url}/demo?channels=${stream}&token=${s.token({ sub: accountId(404) })}`, { timeout: 5000 });
+      await waitConnected(page);
+      const stopped = h.stop();
+      h = null;
+      await stopped;
+      const rows = await waitRows(page, (rs) => rs.some((r) => r.event === "herald.shutdown"), "a herald.shutdown row");
+      const ended = rows.find((r) => r.event === "herald.shutdown");
+      assert.deepEqual(dataOf(ended), { reason: "shutdown", retry_ms: 700 });
+      assert.equal(ended.cls, "ending");
+      const text = await infoOf(page);
+      assert.match(text, /shutting down \(herald\.shutdown\); reconnecting in 700 ms/);
+      assert.doesNotMatch(text, /check the channel names/);
+    } finally {
+      await context.close();
+    }
+  });
+});
+
+// demo/publisher.mjs against a herald that wants the publish API key.
+describe("demo publisher", { timeout: 30_000 }, () => {
+  const s = hsSetup();
+  let h = null;
+  before(async () => {
+    h = await startHerald(s.args, { insecure: false });
+  });
+  after(async () => {
+    await h?.stop();
+  });
+
+  /** Runs the publisher for one event; resolves {code, stdout, stderr} (killed after 8 s). */
+  function runPublisher(apiKey) {
+    const env = { ...process.env };
+    delete env.HERALD_API_KEY;
+    if (apiKey !== undefined) env.HERALD_API_KEY = apiKey;
+    const child = spawn(process.execPath, [PUBLISHER, "--url", h.url, "--count", "1"], { env });
+    let stdout = "";
+    let stderr = "";
+    child.stdout.on("data", (d) => (stdout += d));
+    child.stderr.on("data", (d) => (stderr += d));
+    const timer = setTimeout(() => child.kill("SIGKILL"), 8000);
+    return new Promise((resolve) =>
+      child.on("exit", (code, signal) => {
+        clearTimeout(timer);
+        resolve({ code, signal, stdout, stderr });
+      }),
+    );
+  }
+
+  test("without HERALD_API_KEY: stops at the 401 with a clear message, exit 1", { timeout: 10_000 }, async () => {
+    const r = await runPublisher(undefined);
+    assert.equal(r.signal, null, `killed: it kept retrying\n${r.stderr}`);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /HTTP 401 from .*\/v1\/publish/);
+    assert.match(r.stderr, /set HERALD_API_KEY to the key herald was started with/);
+    assert.doesNotMatch(r.stderr, /retrying/);
+  });
+
+  test("with a wrong HERALD_API_KEY: says the key is wrong, exit 1", { timeout: 10_000 }, async () => {
+    const r = await runPublisher("0123456789abcdef0123456789abcdef");
+    assert.equal(r.signal, null, `killed: it kept retrying\n${r.stderr}`);
+    assert.equal(r.code, 1, r.stderr);
+    assert.match(r.stderr, /HERALD_API_KEY given is not the server's publish API key/);
+  });
+
+  test("with the right key: publishes and exits 0", { timeout: 10_000 }, async () => {
+    const r = await runPublisher(s.apiKey);
+    assert.equal(r.code, 0, r.stderr);
+    assert.match(r.stdout, /published 1 event\b/);
+  });
 });

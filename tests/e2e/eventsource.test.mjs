@@ -1,6 +1,7 @@
 // The `eventsource` npm package (a WHATWG EventSource for Node) against a
-// real herald: named events, resuming with Last-Event-ID (custom fetch), with
-// ?last_event_id=, and the automatic reconnect after a server restart.
+// real herald: named events, the channel envelope (?envelope=1), resuming with
+// Last-Event-ID (custom fetch), with ?last_event_id=, and the automatic
+// reconnect after a server restart.
 
 import assert from "node:assert/strict";
 import net from "node:net";
@@ -80,6 +81,48 @@ describe("eventsource package", () => {
     assert.equal(client.inbox.items.filter((e) => e.type === "message(unnamed)").length, 0);
     assert.equal(client.errors.length, 0, JSON.stringify(client.errors));
     client.close();
+  });
+
+  test("?envelope=1: one publication on two channels of the stream is told apart by channel", { timeout: TEST_TIMEOUT }, async () => {
+    const channels = ["stream:es-envelope", `user:${USER}`];
+    const client = openEventSource(h.url, channels, { query: "&envelope=1" });
+    clients.push(client);
+    const plain = openEventSource(h.url, channels);
+    clients.push(plain);
+    await probeUntilDelivered(h.url, client.inbox, channels, {
+      isProbe: (e, tag) => e.type === "probe" && JSON.parse(e.data).data?.probe === tag,
+    });
+    const mark = await ready(h.url, plain, channels);
+    const from = client.inbox.items.length;
+
+    // As the demo publisher does: the same withdrawal to the stream and to the user.
+    await publishOk(h.url, { channels, event: "withdrawn", data: { amount: "1.5000000" } });
+    const got = await client.inbox.until((items) => items.length >= from + 2 && items.slice(from), {
+      what: "the withdrawal on both channels",
+    });
+    const envelopes = got.map((e) => ({ type: e.type, ...JSON.parse(e.data) }));
+    assert.deepEqual(
+      envelopes.sort((a, b) => a.channel.localeCompare(b.channel)),
+      [...channels].sort().map((channel) => ({ type: "withdrawn", channel, data: { amount: "1.5000000" } })),
+    );
+    // The id still carries the cursor of both channels.
+    for (const c of channels) assert.ok(cursorPosition(got[1].lastEventId, c), `cursor names ${c}`);
+
+    // Without ?envelope= the data is the publication's data alone, as before.
+    const plainGot = await plain.inbox.until((items) => items.length >= mark + 2 && items.slice(mark), {
+      what: "the plain withdrawal twice",
+    });
+    assert.deepEqual(plainGot.map((e) => JSON.parse(e.data)), [{ amount: "1.5000000" }, { amount: "1.5000000" }]);
+    assert.equal(client.errors.length, 0, JSON.stringify(client.errors));
+    client.close();
+    plain.close();
+
+    // Anything but 0 or 1 is refused before the stream starts.
+    const bad = await fetch(`${h.url}/v1/sse?channel=stream:es-envelope&envelope=yes`);
+    assert.equal(bad.status, 400);
+    const body = await bad.json();
+    assert.equal(body.error.code, "invalid_request");
+    assert.match(body.error.message, /envelope/);
   });
 
   /** Subscribes, receives, closes; publishes 5 while away. Returns the last id and offset. */

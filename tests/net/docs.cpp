@@ -8,6 +8,7 @@
 #include "net/wire/errors.hpp"
 
 #include "net/wire/centrifugo/protocol.hpp"
+#include "net/wire/sse/encoder.hpp"
 
 #include "net/auth/gate.hpp"
 #include "net/auth/jwt_verifier.hpp"
@@ -233,6 +234,57 @@ TEST_CASE("docs/protocol.md: every gap reason the code writes, on every transpor
   auto sse_codec = read_source("net/wire/sse/session_codec.cpp");
   CHECK(sse_codec.find("encode_gap(channel, reason)") != std::string::npos);
   CHECK(sse_codec.find("encode_gap({}, \"slow_client\")") != std::string::npos);
+}
+
+TEST_CASE("docs/protocol.md: the SSE channel envelope is the one the encoder writes",
+          "[docs][sse]") {
+  auto sse = section(read_source("docs/protocol.md"), "## Subscribe over SSE: `GET /v1/sse`");
+  CHECK(sse.find("[&envelope=1]") != std::string::npos);
+  // The documented example event, as the encoder writes it (indented as a
+  // block of the list item).
+  auto block = herald::net::sse::encode_enveloped_event("withdrawn", "user:GA7Q...",
+                                                        R"({"amount":"10.0000000"})");
+  std::string indented;
+  std::istringstream lines{block};
+  for (std::string line; std::getline(lines, line);)
+    if (!line.empty())
+      indented += "  " + line + "\n";
+  CHECK(sse.find(indented) != std::string::npos);
+  // The singular-parameter table names it (a second ?envelope= is refused).
+  auto repeated = section(read_source("docs/protocol.md"), "## Repeated parameters");
+  CHECK(repeated.find("`last_event_id`, `envelope`") != std::string::npos);
+  // The README's SSE examples use it where a stream reads several channels.
+  auto readme = read_source("README.md");
+  CHECK(readme.find("/v1/sse?envelope=1&channel=stream:1001&channel=user:") != std::string::npos);
+}
+
+TEST_CASE("README: a shell block never runs herald in the foreground before other commands",
+          "[docs]") {
+  // Pasted whole, a block that starts `build/bin/herald` in the foreground
+  // never reaches its next line (was: the Authentication block's TOKEN=).
+  auto readme = read_source("README.md");
+  std::size_t blocks = 0;
+  for (std::size_t b = readme.find("```sh\n"); b != std::string::npos;
+       b = readme.find("```sh\n", b + 1)) {
+    auto e = readme.find("\n```", b + 6);
+    REQUIRE(e != std::string::npos);
+    ++blocks;
+    std::istringstream in{readme.substr(b + 6, e - b - 6)};
+    std::vector<std::string> commands;
+    for (std::string line; std::getline(in, line);)
+      if (!line.empty() && line[0] != '#')
+        commands.push_back(line.substr(0, line.find(" #")));
+    for (std::size_t i = 0; i + 1 < commands.size(); ++i) {
+      auto c = commands[i];
+      while (!c.empty() && c.back() == ' ')
+        c.pop_back();
+      if (c.rfind("build/bin/herald", 0) != 0 || c.back() == '\\')
+        continue;
+      INFO("README sh block " << blocks << ": " << commands[i]);
+      CHECK(c.back() == '&');
+    }
+  }
+  CHECK(blocks >= 3);
 }
 
 TEST_CASE("docs/auth.md: the refusal texts are the ones the server sends", "[docs]") {

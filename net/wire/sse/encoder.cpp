@@ -15,6 +15,24 @@ std::string encode_event(std::string_view event, std::string_view json) {
   return out;
 }
 
+std::string encode_enveloped_event(std::string_view event, std::string_view channel,
+                                   std::string_view json) {
+  // The channel goes through the JSON writer (escapes included; a byte that
+  // is not UTF-8 becomes U+FFFD instead of throwing, though channel names are
+  // validated ASCII); the data is already compact JSON and is nested
+  // verbatim, not parsed again.
+  const auto name =
+    nlohmann::json(channel).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+  std::string body;
+  body.reserve(name.size() + json.size() + 22);
+  body += "{\"channel\":";
+  body += name;
+  body += ",\"data\":";
+  body += json;
+  body += '}';
+  return encode_event(event, body);
+}
+
 std::string encode_id_line(std::string_view cursor) {
   std::string out;
   out.reserve(cursor.size() + 5);

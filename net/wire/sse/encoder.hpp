@@ -17,6 +17,19 @@ namespace herald::net::sse {
 /// @param event a validated event name; @param json compact JSON text.
 std::string encode_event(std::string_view event, std::string_view json);
 
+/// Event block of a publication for a connection that asked for the channel
+/// envelope (`?envelope=1`, docs/protocol.md "Subscribe over SSE"):
+/// `event: <event>\ndata: {"channel":"<channel>","data":<json>}\n\n`.
+/// EventSource gives the event name as `MessageEvent.type` and the envelope as
+/// `MessageEvent.data` (WHATWG HTML "Server-sent events", "dispatch the
+/// event"), so a client reading several channels on one stream can tell
+/// which one a publication belongs to.
+/// @param event a validated event name; @param channel a channel name
+///        (written as a JSON string, so any text stays on one line);
+/// @param json compact JSON text (the publication's data, nested as is).
+std::string encode_enveloped_event(std::string_view event, std::string_view channel,
+                                   std::string_view json);
+
 /// The id line that precedes an event block: `id: <cursor>\n`.
 std::string encode_id_line(std::string_view cursor);
 

@@ -10,7 +10,14 @@ std::string session_codec::cursor_event(const std::vector<std::string_view>& con
 
 publication_bytes session_codec::publication_message(const publication& p) const {
   static const std::string no_header;
-  return {no_header, p.sse};
+  if (!envelope_)
+    return {no_header, p.sse};
+  // Built by the first enveloped subscriber of this publication, on its
+  // shard; every other one (any shard) shares the bytes.
+  std::call_once(p.sse_envelope_once, [&p] {
+    p.sse_envelope = make_frame(encode_enveloped_event(p.event, p.channel, p.data));
+  });
+  return {no_header, p.sse_envelope};
 }
 
 std::pair<std::uint16_t, std::string> session_codec::close(std::uint16_t code,

@@ -2,8 +2,10 @@
 // events"; docs/protocol.md "Server-Sent Events"), as a net::session_codec.
 // Every event carries the connection's cursor in its `id:` line (the
 // subscription table adds it: carries_cursor()); publications are their
-// shared `p.sse` block; a live gap or a failed recovery is a `herald.gap`
-// event; there are no command ids, so replies and per-command errors are
+// shared `p.sse` block (or, for a connection that asked `?envelope=1`, the
+// shared `p.sse_envelope` block, which names the channel, built once on
+// first use); a live gap or a failed recovery is a `herald.gap` event;
+// there are no command ids, so replies and per-command errors are
 // empty (nothing written). Closes end with a last event where one says why:
 // 1013 (slow client) `herald.gap` with reason `slow_client`, 4002 (token
 // expired) `herald.token_expired`, 1012 (service restart) `herald.shutdown`
@@ -18,7 +20,15 @@ class session_codec final : public net::session_codec {
 public:
   /// @param shutdown_retry_ms the `retry:` hint (ms) of the shutdown event
   ///        (--shutdown-retry-ms).
-  explicit session_codec(unsigned shutdown_retry_ms) : shutdown_retry_ms_(shutdown_retry_ms) {}
+  /// @param envelope publications are written with the channel envelope
+  ///        (`data: {"channel":...,"data":...}`, the request's `?envelope=1`,
+  ///        docs/protocol.md "Subscribe over SSE"); false: the data alone.
+  session_codec(unsigned shutdown_retry_ms, bool envelope)
+    : shutdown_retry_ms_(shutdown_retry_ms), envelope_(envelope) {}
+
+  /// Whether publications carry the channel envelope (the constructor's
+  /// `envelope`).
+  bool envelope() const noexcept { return envelope_; }
 
   bool carries_cursor() const noexcept override { return true; }
   std::string cursor_event(const std::vector<std::string_view>& conflated) const override;
@@ -44,6 +54,7 @@ public:
 
 private:
   unsigned shutdown_retry_ms_;
+  bool envelope_;
 };
 
 } // namespace herald::net::sse

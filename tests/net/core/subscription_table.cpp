@@ -68,7 +68,7 @@ const session_codec& ws_herald() {
 }
 
 const session_codec& sse_codec() {
-  static const sse::session_codec c{500};
+  static const sse::session_codec c{500, false};
   return c;
 }
 

@@ -192,6 +192,8 @@ TEST_CASE("check_singular: ?token and ?last_event_id once on /v1/sse, channel re
   CHECK(sse("/v1/sse?channel=stream:1&token&token=B") == errc::invalid_request);
   CHECK(sse("/v1/sse?channel=stream:1&last_event_id=a&last_event_id=b") == errc::invalid_request);
   CHECK(detail == "the last_event_id query parameter is given more than once");
+  CHECK(sse("/v1/sse?channel=stream:1&envelope=1&envelope=0") == errc::invalid_request);
+  CHECK(detail == "the envelope query parameter is given more than once");
   // Other routes read no query parameter.
   CHECK(http::check_singular(f, "/v1/ws?token=A&token=B", route::ws, detail) == errc::none);
 }
@@ -232,5 +234,34 @@ TEST_CASE("parse_sse_request: event names are the connection's filter", "[http][
     CHECK(http::parse_sse_request(many + "&event=one_more", nullptr, 64, sub, detail) ==
           errc::invalid_request);
     CHECK(detail.find("at most 32") != std::string::npos);
+  }
+}
+
+TEST_CASE("parse_sse_request: ?envelope= is 0 or 1", "[http][sse]") {
+  std::string detail;
+  SECTION("absent or 0: the data alone; 1: the channel envelope") {
+    sse_subscription plain;
+    CHECK(http::parse_sse_request("/v1/sse?channel=stream:1", nullptr, 64, plain, detail) ==
+          errc::none);
+    CHECK_FALSE(plain.envelope);
+    sse_subscription zero;
+    CHECK(http::parse_sse_request("/v1/sse?channel=stream:1&envelope=0", nullptr, 64, zero,
+                                  detail) == errc::none);
+    CHECK_FALSE(zero.envelope);
+    sse_subscription one;
+    CHECK(http::parse_sse_request("/v1/sse?envelope=1&channel=stream:1", nullptr, 64, one,
+                                  detail) == errc::none);
+    CHECK(one.envelope);
+  }
+  SECTION("any other value is refused, naming the parameter") {
+    for (const char* bad : {"envelope=", "envelope", "envelope=true", "envelope=2", "envelope=01",
+                            "envelope=%31%31"}) {
+      INFO(bad);
+      sse_subscription sub;
+      detail.clear();
+      CHECK(http::parse_sse_request(std::string{"/v1/sse?channel=stream:1&"} + bad, nullptr, 64,
+                                    sub, detail) == errc::invalid_request);
+      CHECK(detail.find("?envelope= must be 1") != std::string::npos);
+    }
   }
 }

@@ -152,3 +152,35 @@ TEST_CASE("the token_expired block is a named event with a JSON reason", "[sse][
   CHECK(herald::net::sse::encode_token_expired() ==
         "event: herald.token_expired\ndata: {\"reason\":\"token_expired\"}\n\n");
 }
+
+TEST_CASE("encode_enveloped_event names the channel and nests the data as is", "[sse][encoder]") {
+  CHECK(encode_enveloped_event("withdrawn", "stream:1001", R"({"amount":"12.5000000"})") ==
+        "event: withdrawn\ndata: "
+        "{\"channel\":\"stream:1001\",\"data\":{\"amount\":\"12.5000000\"}}\n\n");
+  CHECK(encode_enveloped_event("a", "user:GA7Q", "null") ==
+        "event: a\ndata: {\"channel\":\"user:GA7Q\",\"data\":null}\n\n");
+  // What an EventSource client does with MessageEvent.data: parse it, read
+  // .channel and .data.
+  const auto block = encode_enveloped_event("e", "stream:x", R"([1,{"k":"v\n"}])");
+  const auto line = block.substr(block.find("data: ") + 6);
+  auto parsed = nlohmann::json::parse(line.substr(0, line.find('\n')));
+  CHECK(parsed == nlohmann::json{{"channel", "stream:x"},
+                                 {"data", nlohmann::json::array({1, {{"k", "v\n"}}})}});
+}
+
+TEST_CASE("encode_enveloped_event keeps any channel text on one line",
+          "[sse][encoder][bad-input]") {
+  // Channel names are validated before they reach the encoder; the encoder
+  // stays safe on its own (an escaped string, never a second field or event).
+  const std::string nasty[] = {"a\nb", "\r\n\ndata: x\n\n", "q\"uote\\", "\xff\xfe"};
+  for (const auto& channel : nasty) {
+    INFO("channel: " << channel);
+    const auto block = encode_enveloped_event("e", channel, "{}");
+    CHECK(count(block, '\n') == 3); // event line, data line, blank line
+    CHECK(count(block, '\r') == 0);
+    const auto line = block.substr(block.find("data: ") + 6);
+    auto parsed = nlohmann::json::parse(line.substr(0, line.find('\n')), nullptr, false);
+    REQUIRE_FALSE(parsed.is_discarded());
+    CHECK(parsed["data"] == nlohmann::json::object());
+  }
+}
