@@ -5,7 +5,6 @@
 
 #include <algorithm>
 #include <charconv>
-#include <initializer_list>
 
 namespace herald::net::http {
 
@@ -38,7 +37,9 @@ std::error_code check_known_fields(const nlohmann::json& doc, const std::string_
     const auto& key = item.key();
     if (std::find(known, end, key) != end)
       continue;
-    detail = "unknown field " + dump_compact(key) + " (known:";
+    constexpr std::size_t shown = 64; // a key may be as long as the body
+    detail = "unknown field " +
+             dump_compact(key.size() > shown ? key.substr(0, shown) + "..." : key) + " (known:";
     for (const auto* k = known; k != end; ++k) {
       detail += ' ';
       detail += *k;

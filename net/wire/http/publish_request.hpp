@@ -7,7 +7,6 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
-#include <initializer_list>
 #include <string>
 #include <string_view>
 #include <system_error>
@@ -70,7 +69,8 @@ inline constexpr std::string_view publish_fields[] = {
 /// otherwise drop the check the field asks for), the one check every HTTP
 /// body codec runs on its own list. Never throws.
 /// @param doc a JSON object.
-/// @param detail on failure: `unknown field "<name>" (known: <list>)`.
+/// @param detail on failure: `unknown field "<name>" (known: <list>)`, the
+///        name cut at 64 bytes (then "...").
 /// @returns `{}` or errc::invalid_request.
 std::error_code check_known_fields(const nlohmann::json& doc, const std::string_view* known,
                                    std::size_t known_count, std::string& detail);

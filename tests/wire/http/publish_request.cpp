@@ -462,3 +462,13 @@ TEST_CASE("publish: tags are an optional object of strings and a tag event is re
     CHECK(detail.find("tag") != std::string::npos);
   }
 }
+
+TEST_CASE("an unknown field's name is cut in the error (issue 39)", "[http][publish][bad-input]") {
+  publish_request out;
+  std::string detail;
+  const std::string key(5000, 'k');
+  CHECK(parse_publish_request(R"({"channel":"stream:1","event":"e","data":1,")" + key + R"(":1})",
+                              max64, out, detail) == errc::invalid_request);
+  CHECK(detail.rfind("unknown field \"" + std::string(64, 'k') + "...\" (known: ", 0) == 0);
+  CHECK(detail.size() < 200);
+}
