@@ -92,12 +92,12 @@ errc check_singular(const bhttp::fields& fields, std::string_view target, route 
 /// parameters (the connection's filter: valid event names, at most
 /// max_sse_events distinct ones).
 /// @param last_event_id the header's value, or nullptr when there is none.
-/// @returns errc::invalid_channel (`detail`: "?channel=: " and
-///          channel_error_detail(), which names the rule broken),
-///          too_many_channels, invalid_request (no
+/// @returns errc::invalid_channel, too_many_channels, invalid_request (no
 ///          channel, bad target, too many events), invalid_cursor,
 ///          invalid_event (an `event` that is no event name); errc::none and
 ///          `out` filled on success.
+/// With errc::invalid_channel, `detail` is "?channel=: " and
+/// channel_error_detail() (net/wire/channel_name.hpp): the name and the rule.
 errc parse_sse_request(std::string_view target, const std::string_view* last_event_id,
                        std::size_t max_channels, sse_subscription& out, std::string& detail);
 
