@@ -127,10 +127,9 @@ void on_refresh(connection_pointer self, const cf::command& cmd) {
 
 void on_subscribe(connection_pointer self, const cf::command& cmd) {
   auto& st = self->state;
-  if (auto ec = net::validate_channel(cmd.channel)) {
+  if (auto fault = net::check_channel(cmd.channel); fault != net::channel_fault::none) {
     reply_error(st, cmd.id, cf::error_code::unknown_channel,
-                std::string{"unknown channel: "} +
-                  std::string{info(errc::invalid_channel).message});
+                "unknown channel: " + net::channel_error_detail(cmd.channel, fault));
     return;
   }
   if (st.options.auth && !net::auth::may_read(*st.options.auth, st.who, cmd.channel)) {

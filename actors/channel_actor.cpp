@@ -140,16 +140,14 @@ void answer(channel_pointer self, const subscribe_request& req, bool monitored =
 }
 
 // Delta compression: `p` (in the log already) gets a Fossil delta of its data
-// against the publication before it, when the log holds that one and the
-// delta is smaller than the data. Made here, once, before `p` reaches a
-// shard; every subscriber that negotiated deltas shares it.
+// against the publication fanned out before it (st.delta_base, kept whatever
+// the history size), when that one is the offset just before and the delta
+// is smaller than the data. Made here, once, before `p` reaches a shard;
+// every subscriber that negotiated deltas shares it.
 void attach_delta(const channel_state& st, const publication& p) {
-  if (!p.delta.empty() || st.history.size() < 2)
+  if (!p.delta.empty() || !st.delta_base)
     return;
-  const auto first = st.history.front()->offset;
-  if (p.offset <= first || p.offset - first >= st.history.size())
-    return;
-  const auto& prev = *st.history[static_cast<std::size_t>(p.offset - first - 1)];
+  const auto& prev = *st.delta_base;
   if (prev.epoch != p.epoch || prev.offset + 1 != p.offset)
     return;
   auto d = net::fossil::create(prev.data, p.data);
@@ -163,6 +161,7 @@ void fan_out(channel_pointer self, const publication_ptr& p) {
   auto& st = self->state;
   if (st.deltas)
     attach_delta(st, *p);
+  st.delta_base = p;
   st.refresh_fanout();
   for (const auto& [shard, list] : st.fanout_lists)
     shard->fanout(p, list);

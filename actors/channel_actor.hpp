@@ -63,6 +63,10 @@ struct channel_state : channel_log {
   /// for all subscribers: publication::delta), also while no such
   /// subscriber is connected, so one that comes back recovers with deltas.
   bool deltas = false;
+  /// The publication fanned out last, the base of the next one's delta
+  /// whatever the history keeps (a class with history-size=1 holds only the
+  /// newest, which would leave no base: deltas negotiated, none sent).
+  publication_ptr delta_base;
   /// The channel's class (net/wire/channel_class.hpp): its recovery mode,
   /// overflow policy and whether deltas are allowed (its history bounds are
   /// in `limits`).

@@ -393,8 +393,8 @@ void http_session::handle_channel(request& req, const std::string& channel) {
     send_error(gate.code, gate.message, false, version);
     return;
   }
-  if (validate_channel(channel)) {
-    send_error(errc::invalid_channel, "invalid channel name", keep, version);
+  if (auto fault = check_channel(channel); fault != channel_fault::none) {
+    send_error(errc::invalid_channel, channel_error_detail(channel, fault), keep, version);
     return;
   }
   service_.channel_history(

@@ -188,8 +188,10 @@ errc parse_sse_request(std::string_view target, const std::string_view* last_eve
   bool has_cursor = false;
   for (auto param : parsed->params()) {
     if (param.key == "channel") {
-      if (validate_channel(param.value))
+      if (auto fault = check_channel(param.value); fault != channel_fault::none) {
+        detail = channel_error_detail(param.value, fault, "?channel=: ");
         return errc::invalid_channel;
+      }
       if (!add_once(out.channels, param.value, max_channels)) {
         detail = "at most " + std::to_string(max_channels) + " channels per connection";
         return errc::too_many_channels;

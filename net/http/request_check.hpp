@@ -98,6 +98,8 @@ errc check_singular(const bhttp::fields& fields, std::string_view target, route 
 ///          `0` or `1`), invalid_cursor,
 ///          invalid_event (an `event` that is no event name); errc::none and
 ///          `out` filled on success.
+/// With errc::invalid_channel, `detail` is "?channel=: " and
+/// channel_error_detail() (net/wire/channel_name.hpp): the name and the rule.
 errc parse_sse_request(std::string_view target, const std::string_view* last_event_id,
                        std::size_t max_channels, sse_subscription& out, std::string& detail);
 

@@ -22,7 +22,7 @@ inline constexpr std::string_view metrics_content_type = "text/plain; version=0.
 
 /// Body of GET /v1/info: the service name and its routes.
 inline constexpr std::string_view info_json =
-  R"({"name":"herald","routes":["GET /","GET /v1/info","GET /v1/status","GET /metrics","GET /v1/sse","GET /v1/ws","POST /v1/publish","GET /v1/channels/{name}","GET /connection/websocket","POST /api/publish","POST /api/broadcast","POST /api/history","POST /api/info","GET /healthz","GET /readyz","GET /demo"]})";
+  R"({"name":"herald","routes":["GET /","GET /v1/info","GET /v1/status","GET /metrics","GET /v1/sse","OPTIONS /v1/sse","GET /v1/ws","POST /v1/publish","GET /v1/channels/{name}","GET /connection/websocket","POST /api/publish","POST /api/broadcast","POST /api/history","POST /api/info","GET /healthz","GET /readyz","GET /demo"]})";
 
 /// Whether a GET / with this `Accept` header value (RFC 9110 section 12.5.1)
 /// gets the JSON index rather than the HTML status page: when it names

@@ -123,6 +123,15 @@ std::optional<channel_classes> channel_classes::parse(std::string_view text,
         return std::nullopt;
       }
     words.erase(words.begin());
+    // A key given twice in one class would silently keep the last value.
+    for (std::size_t i = 0; i < words.size(); ++i)
+      for (std::size_t j = 0; j < i; ++j)
+        if (words[i].substr(0, words[i].find('=')) == words[j].substr(0, words[j].find('='))) {
+          error = "class " + std::string(pattern) + ": key \"" +
+                  std::string(words[i].substr(0, words[i].find('='))) + "\" is given twice (" +
+                  std::string(words[j]) + ", " + std::string(words[i]) + ")";
+          return std::nullopt;
+        }
     parsed.emplace_back(pattern, std::move(words));
   }
   // The default class first, so that the others start from it.

@@ -82,7 +82,8 @@ public:
   /// `stream:` or `user:` and uses only the characters that shape allows
   /// (net/wire/channel_name.hpp). Empty text: no classes.
   /// @returns the classes, or nullopt with `error` naming the bad part
-  ///          (unknown key, bad value, bad or repeated pattern).
+  ///          (unknown key, bad value, bad or repeated pattern, a key
+  ///          repeated inside one class).
   static std::optional<channel_classes> parse(std::string_view text, std::size_t history_size,
                                               std::chrono::seconds history_ttl,
                                               std::string& error);

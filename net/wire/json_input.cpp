@@ -46,13 +46,27 @@ std::size_t nesting_depth(std::string_view text, std::size_t limit) {
   return deepest;
 }
 
+// "not valid JSON at byte N: <what nlohmann says>", without its
+// "[json.exception.parse_error.101] parse error at line 1, column 5: " head.
+std::string syntax_error_text(const nlohmann::json::parse_error& e) {
+  std::string_view what = e.what();
+  if (auto at = what.find(": "); at != std::string_view::npos)
+    what.remove_prefix(at + 2);
+  constexpr std::size_t most = 200; // "last read: '...'" echoes the input
+  std::string out = "not valid JSON at byte " + std::to_string(e.byte) + ": ";
+  out.append(what.substr(0, most));
+  if (what.size() > most)
+    out += "...";
+  return out;
+}
+
 } // namespace
 
 bool parse_client_json(std::string_view text, nlohmann::json& out, std::size_t max_depth,
                        std::string* error) {
   if (nesting_depth(text, max_depth) > max_depth) {
     if (error)
-      *error = "nested deeper than " + std::to_string(max_depth);
+      *error = std::string{nested_too_deep} + std::to_string(max_depth);
     return false;
   }
   // The keys of each open object, innermost last (depth is bounded above).
@@ -80,8 +94,15 @@ bool parse_client_json(std::string_view text, nlohmann::json& out, std::size_t m
     }
     return true;
   };
-  out = nlohmann::json::parse(text.begin(), text.end(), check, false);
-  if (out.is_discarded()) {
+  try {
+    out = nlohmann::json::parse(text.begin(), text.end(), check, true);
+  } catch (const nlohmann::json::parse_error& e) {
+    out = nlohmann::json{};
+    if (error)
+      *error = syntax_error_text(e);
+    return false;
+  } catch (const std::exception&) { // bad_alloc, or any other parser refusal
+    out = nlohmann::json{};
     if (error)
       *error = "not valid JSON";
     return false;

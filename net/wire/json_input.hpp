@@ -17,9 +17,15 @@ inline constexpr std::size_t max_json_depth = 64;
 /// An object that names a key twice is refused (RFC 8259 section 4 leaves
 /// its meaning to the reader: a proxy or logger that keeps the first value
 /// would read another document than Herald, which would keep the last).
-/// @param error when given, receives why the text was refused.
+/// @param error when given, receives why the text was refused: it starts
+///        with nested_too_deep (then the bound), "duplicate key \"<key>\"",
+///        or "not valid JSON at byte <N>: " and the parser's reason (N
+///        counts from 1; the reason may quote up to 200 bytes of input).
 /// @returns false when the text is not JSON, nests deeper than `max_depth`,
 ///          or repeats a key in one object.
+/// The start of parse_client_json's error for too deep a nesting.
+inline constexpr std::string_view nested_too_deep = "nested deeper than ";
+
 bool parse_client_json(std::string_view text, nlohmann::json& out,
                        std::size_t max_depth = max_json_depth, std::string* error = nullptr);
 

@@ -50,8 +50,17 @@ std::uint16_t crc16_xmodem(const std::uint8_t* data, std::size_t n) noexcept {
 }
 
 bool is_account_id(std::string_view s) noexcept {
+  return check_account_id(s) == account_fault::none;
+}
+
+account_fault check_account_id(std::string_view s) noexcept {
+  if (!s.empty() && s.front() == 'M')
+    return account_fault::muxed;
+  for (char c : s)
+    if (c >= 'a' && c <= 'z')
+      return account_fault::lower_case;
   if (s.size() != account_id_length)
-    return false;
+    return account_fault::length;
 
   std::array<std::uint8_t, raw_length> raw{};
   std::uint32_t buffer = 0;
@@ -60,7 +69,7 @@ bool is_account_id(std::string_view s) noexcept {
   for (char c : s) {
     int v = b32_value(c);
     if (v < 0)
-      return false;
+      return account_fault::alphabet;
     buffer = (buffer << 5) | static_cast<std::uint32_t>(v);
     bits += 5;
     if (bits >= 8) {
@@ -71,20 +80,21 @@ bool is_account_id(std::string_view s) noexcept {
   // 280 bits in 56 chars: every bit is used, none left over. Anything else
   // would be a non-canonical encoding.
   if (o != raw_length || bits != 0)
-    return false;
+    return account_fault::non_canonical;
 
   if (raw[0] != strkey_account_version)
-    return false;
+    return account_fault::version;
 
   std::uint16_t expected = crc16_xmodem(raw.data(), 33);
   std::uint16_t stored = static_cast<std::uint16_t>(raw[33] | (raw[34] << 8));
   if (expected != stored)
-    return false;
+    return account_fault::checksum;
 
   // Canonical form: the decoded bytes must re-encode to exactly `s`.
   char again[account_id_length];
   encode_raw(raw, again);
-  return std::string_view{again, account_id_length} == s;
+  return std::string_view{again, account_id_length} == s ? account_fault::none
+                                                          : account_fault::non_canonical;
 }
 
 std::string encode_account_id(const std::array<std::uint8_t, 32>& key) {

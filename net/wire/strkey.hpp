@@ -37,6 +37,23 @@ std::uint16_t crc16_xmodem(const std::uint8_t* data, std::size_t n) noexcept;
 /// and any other shape are rejected. Never throws; false on any error.
 bool is_account_id(std::string_view s) noexcept;
 
+/// Which rule of is_account_id a text breaks (account_fault::none: it is an
+/// account id), in the order they are checked.
+enum class account_fault : std::uint8_t {
+  none,
+  muxed,       ///< starts with 'M': a muxed account (SEP-23 "M...", 69 characters)
+  lower_case,  ///< has a lowercase letter (StrKeys are uppercase)
+  length,      ///< not 56 characters
+  alphabet,    ///< a character outside A-Z2-7
+  version,     ///< does not decode to an account id ('G...'; e.g. a secret seed 'S...')
+  checksum,    ///< the CRC16 does not match (a typo in the address)
+  non_canonical ///< decodes, but re-encodes to another text
+};
+
+/// Checks `s` as is_account_id does and says which rule failed first.
+/// Never throws.
+account_fault check_account_id(std::string_view s) noexcept;
+
 /// Encodes a 32-byte ed25519 public key as a SEP-23 StrKey account id
 /// (56 characters starting with 'G'). Always succeeds; the result satisfies
 /// is_account_id. Throws only std::bad_alloc.

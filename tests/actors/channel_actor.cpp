@@ -484,3 +484,52 @@ CAF_TEST(a channel of the default class answers with the close policy and allows
 }
 
 CAF_TEST_FIXTURE_SCOPE_END()
+
+// -- deltas with a history of one (issue 39) -----------------------------------
+
+namespace {
+
+// "stream:8" in the recommended cache class: history-size=1, recovery=cache.
+struct one_fixture : fixture {
+  caf::actor one = spawn_channel("stream:8", "ep8", history_options{1, 10s}, reg, {}, [] {
+    net::channel_class c;
+    c.recovery = net::recovery_mode::cache;
+    return c;
+  }());
+
+  void publish_one(int n) {
+    const std::string big(400, 'x');
+    for (int i = 0; i < n; ++i) {
+      net::http::publish_request req{{"stream:8"},
+                                     "balance",
+                                     R"({"n":)" + std::to_string(i) + R"(,"pad":")" + big + "\"}"};
+      self->send(one, publish_atom_v, std::make_shared<publish_ticket>(std::move(req), nullptr),
+                 std::size_t{0});
+    }
+    sched.run();
+  }
+};
+
+} // namespace
+
+CAF_TEST_FIXTURE_SCOPE(delta_history_one_tests, one_fixture)
+
+CAF_TEST(a history of one still gives each publication a delta against the one before) {
+  // Was: the subscribe answered "delta":true, but no publication got a delta
+  // (the base was looked up in the history, which keeps only the newest).
+  publish_one(1);
+  auto s = spawn_subscriber();
+  subscribe_request req{"stream:8", s, std::nullopt, 0, sink_of(s)};
+  req.delta = true;
+  self->send(one, subscribe_atom_v, req);
+  sched.run();
+  CAF_CHECK(sub(s).answers.at(0).delta_allowed);
+  publish_one(2);
+  auto& st = deref<caf::stateful_actor<channel_state>>(one).state;
+  CAF_REQUIRE_EQUAL(st.history.size(), 1u);
+  CAF_CHECK_EQUAL(st.history.back()->offset, 3u);
+  CAF_CHECK(!st.history.back()->delta.empty());
+  CAF_CHECK(st.history.back()->delta.size() < st.history.back()->data.size());
+}
+
+CAF_TEST_FIXTURE_SCOPE_END()

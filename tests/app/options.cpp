@@ -375,6 +375,9 @@ TEST_CASE("a bad channel class stops start-up naming the class and what is wrong
     {"--channel-classes=stream:* overflow=drop", "overflow must be close or conflate"},
     {"--channel-classes=stream:* history-size=x", "history-size must be"},
     {"--channel-classes=chat:* recovery=cache", "class pattern \"chat:*\""},
+    // issue 39: was accepted, the last value winning.
+    {"--channel-classes=stream:* recovery=cache recovery=stream",
+     "class stream:*: key \"recovery\" is given twice (recovery=cache, recovery=stream)"},
   };
   for (const auto& [arg, why] : cases) {
     config cfg;

@@ -155,6 +155,24 @@ describe("channel classes", () => {
         c.disconnect();
       }
     });
+
+    test(`SDK (${enc}): the cache class (history-size=1) sends deltas to delta: 'fossil' (issue 39)`, async () => {
+      // Was: the reply said delta: true, but no delta came (the base was
+      // looked up in a history that keeps only the newest publication).
+      const channel = `stream:cache-delta-${enc}`;
+      const { c, sub } = subscribedClient(Sdk, h.port, channel, { delta: "fossil" });
+      try {
+        await waitFor(() => sub.state === "subscribed", "subscribed");
+        const big = (n) => ({ n, text: "same text ".repeat(100) });
+        for (let n = 0; n < 5; n++) await publishOk(h.url, { channel, event: "state", data: big(n) });
+        await waitFor(() => sub.pubs.length >= 5, "5 publications");
+        assert.deepEqual(sub.pubs.map((p) => p.data), [0, 1, 2, 3, 4].map(big));
+        const stats = sub.deltaStats();
+        assert.ok(stats.numDeltaPayloads >= 4, `deltas after the first: ${JSON.stringify(stats)}`);
+      } finally {
+        c.disconnect();
+      }
+    });
   }
 
   test("/v1/ws: a cache channel answers \"cache\":true with the latest publication, for no position and for a stale one", async () => {

@@ -188,6 +188,65 @@ describe("publish and HTTP routes", () => {
     assert.deepEqual(r.json, { offsets: { [ok.channel]: 1 } });
   });
 
+  test("issue 39: an unknown field is refused by name; errors point at the fault", { timeout: TEST_TIMEOUT }, async () => {
+    const ok = { channel: "stream:pub-typo", event: "e", data: 1 };
+    // Was: 200, stored without the version check / the tags the typo meant.
+    for (const [field, value] of [["verison", 5], ["tag", { asset: "USDC" }], ["chanel", "stream:x"]]) {
+      const r = await publish(h.url, { ...ok, [field]: value });
+      assertError(r, 400, "invalid_request", field);
+      assert.match(r.json.error.message, new RegExp(`^unknown field "${field}" \\(known: channel channels event data`), field);
+    }
+    // Was: "invalid channel name" for each; now the channel (or its index) and the rule.
+    const badUser = `user:${badAccountId(1)}`;
+    const channelCases = [
+      [{ ...ok, channel: "stream:a b" }, 'invalid channel "stream:a b": the id after "stream:" allows only'],
+      [{ ...ok, channel: "Stream:1" }, 'invalid channel "Stream:1": a channel starts with "stream:" or "user:"'],
+      [{ ...ok, channel: `stream:${"a".repeat(129)}` }, "must be 1-128 characters"],
+      [{ event: "e", data: 1, channels: ["stream:ok", "nope"] }, 'channels[1]: invalid channel "nope"'],
+      [{ ...ok, channel: badUser }, "checksum"],
+      [{ ...ok, channel: `user:${USER_A.toLowerCase()}` }, "must be upper case"],
+      [{ ...ok, channel: `user:${USER_A.slice(0, 55)}` }, "must be 56 characters"],
+      [{ ...ok, channel: `user:${badAccountId(3, { version: 12 << 3, breakChecksum: false })}` }, "muxed account"],
+      [{ ...ok, channel: `user:${badAccountId(2, { version: 18 << 3, breakChecksum: false })}` }, "secret seed"],
+    ];
+    for (const [body, text] of channelCases) {
+      const r = await publish(h.url, body);
+      assertError(r, 400, "invalid_channel", text);
+      assert.ok(r.json.error.message.includes(text), `${text}: ${r.json.error.message}`);
+    }
+    // Was: "the body must be a JSON object, with data nested at most 64 deep" for each.
+    const jsonCases = [
+      ['{"channel":"stream:x",', /^the body is not valid JSON at byte \d+: /],
+      ['{"channel":"stream:x","event":"e","data":1}x', /^the body is not valid JSON at byte 44: /],
+      ["[1]", /^the body must be a JSON object, not an array$/],
+      [JSON.stringify({ ...ok, data: JSON.parse("[".repeat(100) + "]".repeat(100)) }), /^the body nests deeper than 64 levels/],
+    ];
+    for (const [body, re] of jsonCases) {
+      const r = await publish(h.url, body);
+      assertError(r, 400, "invalid_json", body.slice(0, 30));
+      assert.match(r.json.error.message, re);
+    }
+    // GET /v1/channels/{name}, SSE and /v1/ws say the same.
+    const pos = await getJson(h.url, `/v1/channels/user:${USER_A.slice(0, 50)}`);
+    assertError(pos, 400, "invalid_channel", "position");
+    assert.ok(pos.json.error.message.includes("must be 56 characters"), pos.json.error.message);
+    const sse = await getJson(h.url, `/v1/sse?channel=stream:a%20b`);
+    assertError(sse, 400, "invalid_channel", "sse");
+    assert.equal(sse.json.error.message, '?channel=: invalid channel "stream:a b": the id after "stream:" allows only A-Z a-z 0-9 _ . -');
+    const ws = await wsConnect(h.url);
+    try {
+      const reply = await wsSubscribe(ws, `user:${USER_A.toLowerCase()}`);
+      assert.equal(reply.op, "error");
+      assert.equal(reply.code, "invalid_channel");
+      assert.ok(reply.message.includes("must be upper case"), reply.message);
+    } finally {
+      await ws.close();
+    }
+    // Nothing of the above was published.
+    const r = await publish(h.url, ok);
+    assert.deepEqual(r.json, { offsets: { [ok.channel]: 1 } });
+  });
+
   test(`body over --max-publish-bytes=${MAX_PUBLISH}: 413 payload_too_large`, { timeout: TEST_TIMEOUT }, async () => {
     const body = { channel: "stream:pub-big", event: "e", data: "" };
     body.data = "x".repeat(MAX_PUBLISH - JSON.stringify(body).length);
@@ -375,6 +434,25 @@ describe("repeated singular parameters are refused on every route (secured serve
     }
     const ok = await raw("POST", "/api/publish", [`X-API-Key: ${s.apiKey}`], body);
     assert.equal(ok.status, 200, ok.body);
+  });
+
+  test("issue 39: the server API refuses an unknown field by name (was: ignored)", { timeout: TEST_TIMEOUT }, async () => {
+    const key = [`X-API-Key: ${s.apiKey}`];
+    for (const [route, body, field] of [
+      ["/api/publish", { channel: "stream:api-typo", data: 1, verison: 5 }, "verison"],
+      ["/api/publish", { channel: "stream:api-typo", data: 1, tag: { event: "x" } }, "tag"],
+      ["/api/broadcast", { channels: ["stream:api-typo"], data: 1, idempotencykey: "k" }, "idempotencykey"],
+      ["/api/history", { channel: "stream:api-typo", limt: 5 }, "limt"],
+    ]) {
+      const r = await raw("POST", route, key, JSON.stringify(body));
+      assert.equal(r.status, 400, `${route} ${field}: ${r.body}`);
+      assert.equal(r.json?.error?.code, 107, `${route} ${field}: ${r.body}`);
+      assert.ok(r.json.error.message.startsWith(`unknown field "${field}"`), `${route}: ${r.json.error.message}`);
+    }
+    // Centrifugo's own fields still pass, and nothing of the above was published.
+    const r = await raw("POST", "/api/publish", key, JSON.stringify({ channel: "stream:api-typo", data: 1, delta: false, skip_history: false }));
+    assert.equal(r.status, 200, r.body);
+    assert.equal(r.json.result.offset, 1, r.body);
   });
 });
 

@@ -23,6 +23,14 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     else
       FUZZ_CHECK(text.substr(0, 7) == "stream:" && text.size() > 7 && text.size() <= 7 + 128);
   }
+  // The fault agrees with validity, and a fault has words (issue 39).
+  const auto fault = check_channel(text);
+  FUZZ_CHECK((fault == channel_fault::none) == valid);
+  if (!valid) {
+    FUZZ_CHECK(!describe(fault).empty());
+    FUZZ_CHECK(channel_error_detail(text, fault).size() <= 140 + 200);
+  }
+  FUZZ_CHECK((check_account_id(text) == account_fault::none) == is_account_id(text));
   (void)sse::channel_hash(text);
   // An account id is valid exactly when "user:" + it is a valid channel.
   bool account = is_account_id(text);

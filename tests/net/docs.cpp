@@ -15,6 +15,10 @@
 #include "net/auth/policy.hpp"
 #include "net/obs/metrics.hpp"
 #include "net/obs/metrics_redis.hpp"
+#include "net/obs/status.hpp"
+#include "net/core/session_options.hpp"
+
+#include <nlohmann/json.hpp>
 
 #include <catch2/catch.hpp>
 
@@ -590,4 +594,96 @@ TEST_CASE("Markdown links between the repository's files point to files and head
     }
   }
   CHECK(checked > 20);
+}
+
+// -- issue 39: docs that contradicted the program ------------------------------
+
+TEST_CASE("docs/metrics.md: the HTTP error codes table is the code label of "
+          "herald_http_errors_total",
+          "[docs][metrics]") {
+  // Was: the metric exposed codes (unknown_op, rate_limited, ...) in no doc table.
+  const auto exposition = herald::net::metrics::render();
+  std::set<std::string> exposed;
+  std::regex re{R"re(herald_http_errors_total\{code="([a-z_]+)"\})re"};
+  for (std::sregex_iterator i{exposition.begin(), exposition.end(), re}, end; i != end; ++i)
+    exposed.insert((*i)[1]);
+  REQUIRE(exposed.size() > 10);
+  auto doc = read_source("docs/metrics.md");
+  auto at = doc.find("HTTP error codes (`code` label of `herald_http_errors_total`");
+  REQUIRE(at != std::string::npos);
+  std::set<std::string> documented;
+  for (const auto& r : table(doc.substr(at))) {
+    REQUIRE(r.size() == 3);
+    auto code = unquote(r[0]);
+    INFO(code);
+    documented.insert(code);
+    if (not_http.count(code)) {
+      CHECK(r[1] == "none");
+    } else {
+      CHECK(r[1] == std::to_string(info(by_code(code)).http_status));
+    }
+  }
+  CHECK(documented == exposed);
+}
+
+TEST_CASE("GET /v1/info lists the routes docs/protocol.md documents, and no other",
+          "[docs]") {
+  // Was: OPTIONS /v1/sse (protocol.md "Other routes") missing from /v1/info.
+  auto info_doc = nlohmann::json::parse(std::string{herald::net::obs::info_json});
+  std::set<std::string> served;
+  for (const auto& r : info_doc.at("routes"))
+    served.insert(r.get<std::string>());
+  auto doc = read_source("docs/protocol.md");
+  std::set<std::string> documented;
+  // The section headings' `METHOD /path`, and the "Other routes" table, where
+  // "`POST /api/publish`, `/api/broadcast`" carries the method on.
+  std::regex heading{R"re(\n## [^\n]*`((GET|POST|OPTIONS) /[^`]*)`)re"};
+  for (std::sregex_iterator i{doc.begin(), doc.end(), heading}, end; i != end; ++i)
+    documented.insert((*i)[1]);
+  std::regex cell{R"re(`((GET|POST|OPTIONS) )?(/[^`]*)`)re"};
+  for (const auto& r : table(section(doc, "## Other routes"))) {
+    std::string method;
+    for (std::sregex_iterator i{r[0].begin(), r[0].end(), cell}, end; i != end; ++i) {
+      if ((*i)[2].matched)
+        method = (*i)[2];
+      documented.insert(method + " " + std::string((*i)[3]));
+    }
+  }
+  INFO("served: " << listed(served));
+  INFO("documented: " << listed(documented));
+  CHECK(served == documented);
+}
+
+TEST_CASE("docs: compression, history per class, Protobuf data, close reasons as the program has "
+          "them",
+          "[docs]") {
+  auto protocol = read_source("docs/protocol.md");
+  auto limits = section(protocol, "## Limits");
+  // Was: "Herald does not negotiate permessage-deflate ... RSV1 ... 1002 ...
+  // Beast's read_message_max".
+  CHECK(herald::net::session_options{}.ws_deflate_min_bytes > 0); // negotiated by default
+  CHECK(limits.find("does not negotiate") == std::string::npos);
+  CHECK(limits.find("read_message_max") == std::string::npos);
+  CHECK(limits.find("`--ws-deflate-min-bytes=0`") != std::string::npos);
+  CHECK(limits.find("**inflated** size") != std::string::npos);
+  auto centrifugo = read_source("docs/centrifugo.md");
+  // Was: "history is `--history-size` / `--history-ttl` for every channel".
+  CHECK(centrifugo.find("history is `--history-size` / `--history-ttl` for every") ==
+        std::string::npos);
+  CHECK(centrifugo.find("history is set per **channel class**") != std::string::npos);
+  // Was: "a channel needs `--history-size` of at least 2 for deltas".
+  CHECK(centrifugo.find("of at least 2 for deltas") == std::string::npos);
+  // Was: only `ctx.data` logged as JSON; the Protobuf build gives a Uint8Array.
+  CHECK(centrifugo.find("JSON.parse(text.decode(ctx.data))") != std::string::npos);
+  // Was: "Centrifugo fields ... ignored otherwise"; unknown fields are refused.
+  CHECK(centrifugo.find("**Any other field is refused**") != std::string::npos);
+  CHECK(protocol.find("**Any other field is refused**") != std::string::npos);
+  // Was: `policy` "(limits, bad input)" while bad input closes (3501 bad
+  // request) are counted as protocol_error.
+  auto metrics_doc = read_source("docs/metrics.md");
+  CHECK(metrics_doc.find("(limits, bad input)") == std::string::npos);
+  auto reasons = metrics_doc.substr(metrics_doc.find("Disconnect reasons"));
+  auto proto_row = reasons.substr(reasons.find("| `protocol_error` |"));
+  proto_row = proto_row.substr(0, proto_row.find('\n'));
+  CHECK(proto_row.find("3501") != std::string::npos);
 }

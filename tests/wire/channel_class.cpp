@@ -83,6 +83,9 @@ TEST_CASE("bad classes are refused with the bad part named", "[channel_class]") 
     {"stream:* delta=yes", "delta must be"},
     {"* recovery=x", "class *"},
     {"stream:* recovery=cache; stream:* recovery=stream", "listed twice"},
+    // issue 39: was accepted, the last value winning.
+    {"stream:* recovery=cache recovery=stream", R"(key "recovery" is given twice)"},
+    {"* history-size=2 history-size=3", R"(class *: key "history-size")"},
   };
   for (const auto& [text, why] : cases) {
     INFO(text);

@@ -12,6 +12,8 @@
 #include <string_view>
 #include <system_error>
 
+using herald::net::channel_fault;
+using herald::net::check_channel;
 using herald::net::channel_kind;
 using herald::net::kind_of;
 using herald::net::validate_channel;
@@ -216,4 +218,36 @@ TEST_CASE("user: with an invalid account id is invalid", "[channel][bad-input]")
   SECTION("two user: prefixes") {
     CHECK(is_invalid_channel("user:user:" + account));
   }
+}
+
+TEST_CASE("check_channel says which rule a name breaks (issue 39)", "[channel][bad-input]") {
+  // Was: one invalid_channel for every fault.
+  CHECK(check_channel("stream:1") == channel_fault::none);
+  CHECK(check_channel("user:" + account) == channel_fault::none);
+  CHECK(check_channel("") == channel_fault::prefix);
+  CHECK(check_channel("Stream:1") == channel_fault::prefix);
+  CHECK(check_channel("stream:") == channel_fault::stream_id_length);
+  CHECK(check_channel("stream:" + std::string(129, 'x')) == channel_fault::stream_id_length);
+  CHECK(check_channel("stream:a b") == channel_fault::stream_id_char);
+  CHECK(check_channel("user:GA7Q") == channel_fault::account_length);
+  std::string lower = account;
+  lower[10] = 'q';
+  CHECK(check_channel("user:" + lower) == channel_fault::account_case);
+  // A muxed account (SEP-23 example).
+  CHECK(check_channel("user:MA7QYNF7SOWQ3GLR2BGMZEHXAVIRZA4KVWLTJJFC7MGXUA74P7UJUAAAAAAAAAAAACJUQ") ==
+        channel_fault::account_muxed);
+  std::string typo = account;
+  typo[20] = typo[20] == 'A' ? 'B' : 'A';
+  CHECK(check_channel("user:" + typo) == channel_fault::account_checksum);
+  std::string bad = account;
+  bad[5] = '1';
+  CHECK(check_channel("user:" + bad) == channel_fault::account_alphabet);
+  // A secret seed has the StrKey shape with another version byte.
+  std::string seed = account;
+  seed[0] = 'S';
+  CHECK(check_channel("user:" + seed) == channel_fault::account_version);
+  CHECK(herald::net::channel_error_detail("stream:", channel_fault::stream_id_length, "x: ") ==
+        R"(x: invalid channel "stream:": the id after "stream:" must be 1-128 characters)");
+  CHECK(herald::net::describe(channel_fault::account_checksum).find("checksum") !=
+        std::string_view::npos);
 }

@@ -11,13 +11,43 @@ namespace herald::net::http {
 bool parse_body_object(std::string_view body, nlohmann::json& doc, std::string& detail) {
   std::string why;
   // The body object itself is one level: its values may nest max_json_depth deep.
-  if (parse_client_json(body, doc, max_json_depth + 1, &why) && doc.is_object())
-    return true;
-  detail = why.rfind("duplicate key", 0) == 0
-             ? "the body has a " + why
-             : "the body must be a JSON object, with data nested at most " +
-                 std::to_string(max_json_depth) + " deep";
-  return false;
+  if (!parse_client_json(body, doc, max_json_depth + 1, &why)) {
+    if (why.rfind(nested_too_deep, 0) == 0)
+      detail = "the body nests deeper than " + std::to_string(max_json_depth) +
+               " levels inside its object (the most for data)";
+    else
+      detail = (why.rfind("duplicate key", 0) == 0 ? "the body has a " : "the body is ") + why;
+    return false;
+  }
+  if (!doc.is_object()) {
+    detail = std::string{"the body must be a JSON object, not "} +
+             (doc.is_array() ? "an array" : doc.is_string() ? "a string"
+                                        : doc.is_null()     ? "null"
+                                        : doc.is_boolean()  ? "a boolean"
+                                                            : "a number");
+    return false;
+  }
+  return true;
+}
+
+std::error_code check_known_fields(const nlohmann::json& doc, const std::string_view* known,
+                                   std::size_t known_count, std::string& detail) {
+  const auto* end = known + known_count;
+  for (const auto& item : doc.items()) {
+    const auto& key = item.key();
+    if (std::find(known, end, key) != end)
+      continue;
+    constexpr std::size_t shown = 64; // a key may be as long as the body
+    detail = "unknown field " +
+             dump_compact(key.size() > shown ? key.substr(0, shown) + "..." : key) + " (known:";
+    for (const auto* k = known; k != end; ++k) {
+      detail += ' ';
+      detail += *k;
+    }
+    detail += ')';
+    return errc::invalid_request;
+  }
+  return {};
 }
 
 std::error_code parse_publish_request(std::string_view body, std::size_t max_channels,
@@ -32,6 +62,8 @@ std::error_code parse_publish_request(std::string_view body, std::size_t max_cha
 std::error_code read_publish_request(const nlohmann::json& doc, std::size_t max_channels,
                                      publish_request& out, std::string& detail,
                                      channel_repeats repeats) {
+  if (auto ec = check_known_fields(doc, publish_fields, detail))
+    return ec;
   auto ch = doc.find("channel");
   auto chs = doc.find("channels");
   if ((ch == doc.end()) == (chs == doc.end())) {
@@ -65,9 +97,16 @@ std::error_code read_publish_request(const nlohmann::json& doc, std::size_t max_
       }
     }
   }
-  for (const auto& name : names) {
-    if (validate_channel(name)) {
-      detail = "invalid channel name";
+  for (std::size_t i = 0; i < names.size(); ++i) {
+    if (auto fault = check_channel(names[i]); fault != channel_fault::none) {
+      std::string where; // the entry's index in "channels"
+      if (ch == doc.end()) {
+        std::size_t at = 0;
+        while (at + 1 < chs->size() && (*chs)[at].get_ref<const std::string&>() != names[i])
+          ++at;
+        where = "channels[" + std::to_string(at) + "]: ";
+      }
+      detail = channel_error_detail(names[i], fault, where);
       return errc::invalid_channel;
     }
   }

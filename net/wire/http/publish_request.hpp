@@ -53,11 +53,34 @@ std::error_code apply_idempotency_header(std::string_view header, publish_reques
 /// /v1/publish, Centrifugo's server API): parse_client_json with the object
 /// itself one level above `max_json_depth`, so its values may nest that
 /// deep. Never throws.
-/// @param detail on failure, why: the repeated key ("the body has a duplicate
-///        key ...") or what the body must be.
+/// @param detail on failure, what is wrong and where: "the body is not valid
+///        JSON at byte <N>: <reason>", "the body has a duplicate key \"<k>\"",
+///        "the body nests deeper than 64 levels ..." or "the body must be a
+///        JSON object, not an array" (a string, null, ...).
 /// @returns false (with `detail`) when the body is not such an object; the
 ///          caller answers errc::invalid_json.
 bool parse_body_object(std::string_view body, nlohmann::json& doc, std::string& detail);
+
+/// The fields a POST /v1/publish body may have; any other is refused.
+inline constexpr std::string_view publish_fields[] = {
+  "channel", "channels", "event", "data", "idempotency_key", "tags", "version", "version_epoch"};
+
+/// Refuses a body field not in `known` (a typo such as "verison" would
+/// otherwise drop the check the field asks for), the one check every HTTP
+/// body codec runs on its own list. Never throws.
+/// @param doc a JSON object.
+/// @param detail on failure: `unknown field "<name>" (known: <list>)`, the
+///        name cut at 64 bytes (then "...").
+/// @returns `{}` or errc::invalid_request.
+std::error_code check_known_fields(const nlohmann::json& doc, const std::string_view* known,
+                                   std::size_t known_count, std::string& detail);
+
+/// check_known_fields on a list such as publish_fields.
+template <std::size_t N>
+std::error_code check_known_fields(const nlohmann::json& doc, const std::string_view (&known)[N],
+                                   std::string& detail) {
+  return check_known_fields(doc, known, N, detail);
+}
 
 /// How parse_publish_request treats a channel named twice.
 enum class channel_repeats { count_once, publish_each };
@@ -70,13 +93,16 @@ enum class channel_repeats { count_once, publish_each };
 /// `event`, which filters see as that tag; `version` an integer 1 to 2^64-1
 /// or a string of its decimal digits, for JSON parsers that cannot hold 64
 /// bits; `version_epoch` only with a version).
+/// Any other field is refused (check_known_fields with publish_fields).
 /// Exactly one of `channel` / `channels` must be present; repeated channels
 /// count once unless `repeats` is channel_repeats::publish_each (Centrifugo's
 /// /api/broadcast: one publication and one response per entry, in order).
 /// Never throws.
 /// @param max_channels the most channels one request may name (entries, with
 ///        publish_each).
-/// @param detail receives a human-readable explanation on error.
+/// @param detail receives a human-readable explanation on error; for an
+///        invalid channel channel_error_detail() (with "channels[<i>]: "
+///        before it when the body gave an array).
 /// @returns `{}` or one of errc::invalid_json, invalid_request (also for bad
 ///          `tags`), invalid_channel, invalid_event, too_many_channels.
 std::error_code parse_publish_request(std::string_view body, std::size_t max_channels,

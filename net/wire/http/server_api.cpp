@@ -37,6 +37,9 @@ std::error_code parse_api_publish(std::string_view body, bool broadcast, std::si
                        : "/api/publish takes \"channel\"; use /api/broadcast for several";
     return errc::invalid_request;
   }
+  if (auto ec = broadcast ? check_known_fields(doc, api_broadcast_fields, detail)
+                          : check_known_fields(doc, api_publish_fields, detail))
+    return ec;
   if (auto b64 = doc.find("b64data"); b64 != doc.end() && !b64->is_null()) {
     detail = "\"b64data\" (binary data) is not supported: Herald publications are JSON";
     return errc::invalid_request;
@@ -82,14 +85,16 @@ std::error_code parse_api_history(std::string_view body, history_request& out,
   json doc;
   if (!parse_body_object(body, doc, detail))
     return errc::invalid_json;
+  if (auto ec = check_known_fields(doc, api_history_fields, detail))
+    return ec;
   auto ch = doc.find("channel");
   if (ch == doc.end() || !ch->is_string()) {
     detail = "\"channel\" must be a string";
     return errc::invalid_request;
   }
   out.channel = ch->get<std::string>();
-  if (validate_channel(out.channel)) {
-    detail = "invalid channel name";
+  if (auto fault = check_channel(out.channel); fault != channel_fault::none) {
+    detail = channel_error_detail(out.channel, fault);
     return errc::invalid_channel;
   }
   out.limit = 0;

@@ -32,15 +32,31 @@ inline constexpr std::size_t max_history_limit = 1000;
 /// as POST /v1/publish validates (docs/protocol.md "Publish"). The event name
 /// is `tags.event` (default: default_api_event); the other tags (bounded as
 /// net/wire/tags.hpp read_tags() says) travel with the publication, for
-/// subscribers' filters and Centrifugo pushes. Centrifugo fields Herald has
-/// no use for (`skip_history`, `b64data`, `delta`, ...) are refused when
+/// subscribers' filters and Centrifugo pushes. The fields are those of
+/// api_publish_fields / api_broadcast_fields; any other is refused
+/// (check_known_fields: a typo must not drop a check, where Centrifugo
+/// ignores it). Centrifugo fields Herald has no use for are refused when
 /// they would change the meaning (`b64data`, `skip_history` true) and
-/// ignored otherwise; every tag must be a string. A channel listed
+/// ignored otherwise (`delta`); every tag must be a string. A channel listed
 /// twice in `channels` is published twice, one response each, in order (as
 /// Centrifugo does). Never throws.
 /// @returns `{}` or errc::invalid_json (HTTP 400, body not JSON), or
 ///          invalid_request, invalid_channel, invalid_event, too_many_channels
 ///          with `detail`.
+/// The fields of a /api/publish body.
+inline constexpr std::string_view api_publish_fields[] = {
+  "channel", "data",         "tags",         "idempotency_key", "version",
+  "version_epoch", "b64data", "skip_history", "delta"};
+
+/// The fields of a /api/broadcast body.
+inline constexpr std::string_view api_broadcast_fields[] = {
+  "channels", "data",         "tags",         "idempotency_key", "version",
+  "version_epoch", "b64data", "skip_history", "delta"};
+
+/// The fields of a /api/history body.
+inline constexpr std::string_view api_history_fields[] = {
+  "channel", "limit", "since", "reverse"};
+
 std::error_code parse_api_publish(std::string_view body, bool broadcast, std::size_t max_channels,
                                   publish_request& out, std::string& detail);
 
@@ -52,7 +68,8 @@ struct history_request {
 };
 
 /// Parses a /api/history body. `since` and `reverse` are refused
-/// (errc::invalid_request): Herald returns the latest publications, oldest first.
+/// (errc::invalid_request): Herald returns the latest publications, oldest
+/// first; so is any field not in api_history_fields.
 /// @returns `{}` or errc::invalid_json, invalid_request, invalid_channel.
 std::error_code parse_api_history(std::string_view body, history_request& out, std::string& detail);
 

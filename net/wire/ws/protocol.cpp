@@ -101,9 +101,9 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
     return false;
   }
   cmd.channel = ch->get<std::string>();
-  if (validate_channel(cmd.channel)) {
+  if (auto fault = check_channel(cmd.channel); fault != channel_fault::none) {
     // Echo the refused name (at most 200 bytes; dump escapes anything odd).
-    err = {errc::invalid_channel, id, std::string{info(errc::invalid_channel).message},
+    err = {errc::invalid_channel, id, channel_error_detail(cmd.channel, fault),
            cmd.channel.substr(0, 200)};
     err.subscribe = cmd.kind == op::subscribe;
     return false;

@@ -49,7 +49,8 @@ struct command_error {
 /// Parses one client message. Never throws.
 /// @returns false and fills `err` (errc::invalid_json, invalid_request,
 ///          unknown_op, invalid_channel, invalid_since) when the message is
-///          not a valid command (a bad subscribe `filter`: invalid_request,
+///          not a valid command (invalid_channel: the message is
+///          channel_error_detail(), naming the rule broken; a bad subscribe `filter`: invalid_request,
 ///          the message says which node). `connect` and `refresh` need a string
 ///          `token` (checked later, by the connection actor).
 bool parse_command(std::string_view text, command& out, command_error& err);

@@ -99,6 +99,10 @@ TEST_CASE("parse_sse_request: channels, limits and the cursor", "[http][sse]") {
     sse_subscription sub;
     CHECK(http::parse_sse_request("/v1/sse?channel=stream:", nullptr, 64, sub, detail) ==
           errc::invalid_channel);
+    // issue 39: the detail names the channel and the rule (was: empty, so
+    // the answer said only which shapes exist).
+    CHECK(detail == R"(?channel=: invalid channel "stream:": the id after "stream:" must be )"
+                    "1-128 characters");
   }
   {
     sse_subscription sub;

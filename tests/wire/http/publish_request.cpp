@@ -6,6 +6,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <cctype>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -245,7 +246,60 @@ TEST_CASE("a body nested too deep is told so", "[http][publish][bad-input]") {
   publish_request out;
   std::string detail;
   CHECK(parse_publish_request(with_data(nested(65)), max64, out, detail) == errc::invalid_json);
-  CHECK(detail == "the body must be a JSON object, with data nested at most 64 deep");
+  CHECK(detail == "the body nests deeper than 64 levels inside its object (the most for data)");
+}
+
+std::string detail_of(std::string_view body) {
+  publish_request out;
+  std::string detail;
+  CHECK(parse_publish_request(body, max64, out, detail));
+  return detail;
+}
+
+TEST_CASE("a JSON syntax error says what and where (issue 39)", "[http][publish][bad-input]") {
+  // Was: "the body must be a JSON object, with data nested at most 64 deep" for each.
+  auto d = detail_of(R"({"channel":"stream:1","event":"e","data":1,})");
+  CHECK(d.rfind("the body is not valid JSON at byte 44: ", 0) == 0);
+  CHECK(d.find("syntax error") != std::string::npos);
+  CHECK(detail_of("{\"channel\":'x'}").rfind("the body is not valid JSON at byte 12: ", 0) == 0);
+  CHECK(detail_of("").rfind("the body is not valid JSON at byte 1: ", 0) == 0);
+  CHECK(detail_of("[]") == "the body must be a JSON object, not an array");
+  CHECK(detail_of("42") == "the body must be a JSON object, not a number");
+  CHECK(detail_of("null") == "the body must be a JSON object, not null");
+  CHECK(detail_of(R"("x")") == "the body must be a JSON object, not a string");
+  CHECK(detail_of(R"({"a":1,"a":2})") == R"(the body has a duplicate key "a")");
+}
+
+TEST_CASE("an unknown field is refused and named (issue 39)", "[http][publish][bad-input]") {
+  // Was: accepted, without the version check or the tags the typo meant.
+  publish_request out;
+  std::string detail;
+  CHECK(parse_publish_request(R"({"channel":"stream:1","event":"e","data":1,"verison":5})", max64,
+                              out, detail) == errc::invalid_request);
+  CHECK(detail.rfind(R"(unknown field "verison" (known: channel channels event data)", 0) == 0);
+  CHECK(parse_publish_request(R"({"channel":"stream:1","event":"e","data":1,"tag":{"a":"b"}})",
+                              max64, out, detail) == errc::invalid_request);
+  CHECK(detail.rfind(R"(unknown field "tag" )", 0) == 0);
+  accept(R"({"channel":"stream:1","event":"e","data":1,"version":5,"version_epoch":"x",)"
+         R"("tags":{"a":"b"},"idempotency_key":"k"})");
+}
+
+TEST_CASE("an invalid channel error names the channel and the rule (issue 39)",
+          "[http][publish][bad-input]") {
+  // Was: "invalid channel name" whatever the fault.
+  publish_request out;
+  std::string detail;
+  CHECK(parse_publish_request(R"({"channels":["stream:1","stream:a b"],"event":"e","data":1})",
+                              max64, out, detail) == errc::invalid_channel);
+  CHECK(detail == R"(channels[1]: invalid channel "stream:a b": the id after "stream:" allows )"
+                  "only A-Z a-z 0-9 _ . -");
+  std::string lower = account;
+  for (auto& c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  CHECK(parse_publish_request(R"({"channel":"user:)" + lower + R"(","event":"e","data":1})",
+                              max64, out, detail) == errc::invalid_channel);
+  CHECK(detail.find("must be upper case") != std::string::npos);
+  CHECK(detail.rfind("invalid channel \"user:", 0) == 0);
 }
 
 TEST_CASE("body that is not a JSON object", "[http][publish][bad-input]") {
@@ -407,4 +461,14 @@ TEST_CASE("publish: tags are an optional object of strings and a tag event is re
     CHECK(parse_publish_request(body, 64, out, detail) == errc::invalid_request);
     CHECK(detail.find("tag") != std::string::npos);
   }
+}
+
+TEST_CASE("an unknown field's name is cut in the error (issue 39)", "[http][publish][bad-input]") {
+  publish_request out;
+  std::string detail;
+  const std::string key(5000, 'k');
+  CHECK(parse_publish_request(R"({"channel":"stream:1","event":"e","data":1,")" + key + R"(":1})",
+                              max64, out, detail) == errc::invalid_request);
+  CHECK(detail.rfind("unknown field \"" + std::string(64, 'k') + "...\" (known: ", 0) == 0);
+  CHECK(detail.size() < 200);
 }

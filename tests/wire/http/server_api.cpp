@@ -128,3 +128,27 @@ TEST_CASE("api publish: the body's checks are /v1/publish's (data required, null
         errc::invalid_json);
   CHECK(detail.find("duplicate key") != std::string::npos);
 }
+
+TEST_CASE("api publish, broadcast and history refuse an unknown field by name (issue 39)",
+          "[server_api][bad-input]") {
+  // Was: ignored, as Centrifugo does: "verison" published without the version check.
+  publish_request out;
+  std::string detail;
+  CHECK(parse_api_publish(R"({"channel":"stream:1","data":1,"verison":5})", false, 64, out,
+                          detail) == errc::invalid_request);
+  CHECK(detail.rfind(R"(unknown field "verison" (known: channel data tags)", 0) == 0);
+  CHECK(parse_api_publish(R"({"channels":["stream:1"],"data":1,"tag":{"a":"b"}})", true, 64, out,
+                          detail) == errc::invalid_request);
+  CHECK(detail.rfind(R"(unknown field "tag" (known: channels data)", 0) == 0);
+  history_request h;
+  CHECK(parse_api_history(R"({"channel":"stream:1","limt":3})", h, detail) ==
+        errc::invalid_request);
+  CHECK(detail.rfind(R"(unknown field "limt")", 0) == 0);
+  // Centrifugo's own fields that change nothing still pass.
+  CHECK_FALSE(parse_api_publish(R"({"channel":"stream:1","data":1,"delta":true,)"
+                                R"("skip_history":false,"b64data":null})",
+                                false, 64, out, detail));
+  // An invalid channel names the rule here too.
+  CHECK(parse_api_history(R"({"channel":"stream:a b"})", h, detail) == errc::invalid_channel);
+  CHECK(detail.find(R"(invalid channel "stream:a b")") == 0);
+}

@@ -548,3 +548,12 @@ TEST_CASE("encode_publication carries tags when the publication has some",
   CHECK(d["tags"]["asset"] == "USDC");
   CHECK(d["delta"] == true);
 }
+
+TEST_CASE("an invalid channel's error names the rule it broke (issue 39)", "[ws][bad-input]") {
+  // Was: the one message listing the two shapes, whatever the fault.
+  auto err = refuse(R"({"op":"subscribe","id":1,"channel":"user:GA7Q"})");
+  CHECK(err.code == errc::invalid_channel);
+  CHECK(err.message ==
+        R"(invalid channel "user:GA7Q": the account id must be 56 characters (StrKey G...))");
+  CHECK(err.channel == "user:GA7Q");
+}
