@@ -7,7 +7,7 @@
 set -euo pipefail
 
 packages=(
-  g++ cmake make pkg-config git curl ca-certificates
+  g++ cmake make pkg-config git curl ca-certificates ccache
   libcaf-dev libboost1.81-dev libhiredis-dev nlohmann-json3-dev libspdlog-dev
   libjwt-dev libssl-dev openssl zlib1g-dev
   libprotobuf-dev protobuf-compiler
