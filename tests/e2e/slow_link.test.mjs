@@ -259,11 +259,17 @@ for (const buffer of [null, 256 * 1024]) {
 
 describe("overflow=close on the same link: the slow-client signal reaches a client that still reads", { timeout: 110_000 }, () => {
   // A small mark, so that the queue passes it soon after the link's buffers fill; a short
-  // history, so that the SDK's recovery after 3008 fits the mark.
-  const h = suiteHerald(["--client-max-buffer=65536", "--channel-classes=stream:* overflow=close history-size=20"]);
+  // history, so that the SDK's recovery after 3008 fits the mark. Every subscriber also holds a
+  // conflated channel (never published to): its connection's kernel then takes little
+  // (--conflate-unsent-bytes), as a phone's link does, so what Herald holds in flight matters.
+  const h = suiteHerald([
+    "--client-max-buffer=65536",
+    "--channel-classes=stream:* overflow=close history-size=20; stream:quiet overflow=conflate",
+  ]);
 
   test("SSE herald.gap slow_client, /v1/ws 1013, Centrifugo 3008 then resubscribed and recovered", async () => {
-    const channels = ["stream:m1", "stream:m2", "stream:m3"];
+    const busy = ["stream:m1", "stream:m2", "stream:m3"];
+    const channels = [...busy, "stream:quiet"];
     const link = await startSlowLink(h.port, LINK_BYTES_PER_SECOND);
     const base = `http://127.0.0.1:${link.port}`;
     const rssBefore = h.rssKb();
@@ -283,7 +289,7 @@ describe("overflow=close on the same link: the slow-client signal reaches a clie
     const sdkClosedSlow = (c) => c.sdk.events.some((e) => e.name === "connecting" && e.ctx.code === 3008);
     const allClosed = () =>
       sse.every((s) => s.isEnded()) && ws.every((c) => c.ws.ws.readyState === 3) && sdk.every(sdkClosedSlow);
-    await publishFor(h.url, channels, 40_000, allClosed);
+    await publishFor(h.url, busy, 40_000, allClosed);
     // Every client got its signal; the link was never lifted.
     await waitUntil(allClosed, { what: "every client closed", timeoutMs: 40_000, intervalMs: 200 }).catch(() => {});
     rss.stop();
