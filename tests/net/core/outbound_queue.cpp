@@ -556,7 +556,7 @@ TEST_CASE("requeue_unwritten: whole items are done, the cut one stays in flight,
   CHECK(left[1] == "hklmnopqrst");
 }
 
-TEST_CASE("requeue_unwritten: on an item boundary nothing is cut; nothing written requeues all",
+TEST_CASE("requeue_unwritten: on an item boundary nothing is cut, and nothing written requeues all",
           "[outbound_queue][write]") {
   outbound_queue q{1 << 20};
   for (char c : {'a', 'b', 'c'})
@@ -577,7 +577,7 @@ TEST_CASE("requeue_unwritten: on an item boundary nothing is cut; nothing writte
   CHECK(left[1] == std::string(10, 'c'));
 }
 
-TEST_CASE("requeue_unwritten: a requeued publication conflates with a newer one of its key; "
+TEST_CASE("requeue_unwritten: a requeued publication conflates with a newer one of its key, "
           "items without a key keep their order and are never dropped",
           "[outbound_queue][conflate][write]") {
   outbound_queue q{1 << 20};
