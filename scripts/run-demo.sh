@@ -46,7 +46,7 @@ $(echo "$channels" | sed 's/^/  /')
 Watch with curl (stream channels need no token here: --anonymous-streams;
 user:${first_user#user:} needs a token for that account, valid 24 h):
   curl -N "http://127.0.0.1:$port/v1/sse?channel=$first_stream"
-  curl -N -H "Authorization: Bearer $token" "http://127.0.0.1:$port/v1/sse?channel=$first_stream&channel=$first_user"
+  curl -N -H "Authorization: Bearer $token" "http://127.0.0.1:$port/v1/sse?envelope=1&channel=$first_stream&channel=$first_user"
 Watch in a browser:
   http://127.0.0.1:$port/demo?channels=$first_stream,$first_user&token=$token
 Publish (API key in $keys/api-key):

@@ -541,8 +541,8 @@ std::string render() {
 
   w.family("herald_conflated_publications_total", "counter",
            "Publications dropped from a client's outbound queue by the overflow policy conflate: "
-           "a newer publication of the same channel replaced them while the queue was over "
-           "--client-max-buffer.");
+           "a newer publication of the same subscription replaced them before they were handed "
+           "to the socket.");
   w.sample("herald_conflated_publications_total", {}, t.slots[s_conflated]);
 
   w.family("herald_sse_cors_denied_total", "counter",

@@ -101,6 +101,18 @@ bool parse_client_json(std::string_view text, nlohmann::json& out, std::size_t m
     if (error)
       *error = syntax_error_text(e);
     return false;
+  } catch (const nlohmann::json::out_of_range& e) {
+    // A number beyond a double's range (406 "number overflow parsing '1e400'"):
+    // the parser gives no position, so the reason names the number.
+    out = nlohmann::json{};
+    if (error) {
+      std::string_view what = e.what();
+      if (auto at = what.find("] "); at != std::string_view::npos)
+        what.remove_prefix(at + 2);
+      *error = "not valid JSON: " + std::string{what.substr(0, 200)} +
+               " (a number beyond the range of a double)";
+    }
+    return false;
   } catch (const std::exception&) { // bad_alloc, or any other parser refusal
     out = nlohmann::json{};
     if (error)

@@ -19,8 +19,10 @@ inline constexpr std::size_t max_json_depth = 64;
 /// would read another document than Herald, which would keep the last).
 /// @param error when given, receives why the text was refused: it starts
 ///        with nested_too_deep (then the bound), "duplicate key \"<key>\"",
-///        or "not valid JSON at byte <N>: " and the parser's reason (N
-///        counts from 1; the reason may quote up to 200 bytes of input).
+///        "not valid JSON at byte <N>: " and the parser's reason (N
+///        counts from 1; the reason may quote up to 200 bytes of input), or,
+///        for a number beyond a double's range (no position known),
+///        "not valid JSON: number overflow parsing '<the number>'" and why.
 /// @returns false when the text is not JSON, nests deeper than `max_depth`,
 ///          or repeats a key in one object.
 /// The start of parse_client_json's error for too deep a nesting.

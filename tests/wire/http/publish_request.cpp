@@ -263,6 +263,11 @@ TEST_CASE("a JSON syntax error says what and where (issue 39)", "[http][publish]
   CHECK(d.find("syntax error") != std::string::npos);
   CHECK(detail_of("{\"channel\":'x'}").rfind("the body is not valid JSON at byte 12: ", 0) == 0);
   CHECK(detail_of("").rfind("the body is not valid JSON at byte 1: ", 0) == 0);
+  // A number no double holds: the parser knows no position, the message names the number
+  // (was: "the body is not valid JSON" alone).
+  CHECK(detail_of(R"({"channel":"stream:1","event":"e","data":1e400})") ==
+        "the body is not valid JSON: number overflow parsing '1e400' (a number beyond the range of "
+        "a double)");
   CHECK(detail_of("[]") == "the body must be a JSON object, not an array");
   CHECK(detail_of("42") == "the body must be a JSON object, not a number");
   CHECK(detail_of("null") == "the body must be a JSON object, not null");
