@@ -1,5 +1,7 @@
 #include "net/wire/json_input.hpp"
 
+#include <algorithm>
+
 #include <unordered_set>
 #include <vector>
 
@@ -126,6 +128,29 @@ bool parse_client_json(std::string_view text, nlohmann::json& out, std::size_t m
     return false;
   }
   return true;
+}
+
+std::string unknown_field(const nlohmann::json& doc, const std::string_view* known,
+                          std::size_t known_count) {
+  if (!doc.is_object())
+    return {};
+  const auto* end = known + known_count;
+  for (const auto& item : doc.items()) {
+    const auto& key = item.key();
+    if (std::find(known, end, key) != end)
+      continue;
+    constexpr std::size_t shown = 64; // a key may be as long as the input
+    std::string detail = "unknown field " +
+                         dump_compact(key.size() > shown ? key.substr(0, shown) + "..." : key) +
+                         " (known:";
+    for (const auto* k = known; k != end; ++k) {
+      detail += ' ';
+      detail += *k;
+    }
+    detail += ')';
+    return detail;
+  }
+  return {};
 }
 
 std::string dump_compact(const nlohmann::json& value) {

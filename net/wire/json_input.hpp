@@ -25,6 +25,21 @@ inline constexpr std::size_t max_json_depth = 64;
 ///        "not valid JSON: number overflow parsing '<the number>'" and why.
 /// @returns false when the text is not JSON, nests deeper than `max_depth`,
 ///          or repeats a key in one object.
+/// The first member of the object `doc` whose name is not in `known`, as the
+/// message `unknown field "<name>" (known: <list>)`, the name cut at 64
+/// bytes (then "..."); empty when every member is known (or `doc` is no
+/// object). For client input whose every field means something: a typo
+/// (`"verison"`, `"sinse"`) would otherwise drop what the field asks for.
+/// Never throws.
+std::string unknown_field(const nlohmann::json& doc, const std::string_view* known,
+                          std::size_t known_count);
+
+/// unknown_field on a list such as `{"op", "id"}`.
+template <std::size_t N>
+std::string unknown_field(const nlohmann::json& doc, const std::string_view (&known)[N]) {
+  return unknown_field(doc, known, N);
+}
+
 /// The start of parse_client_json's error for too deep a nesting.
 inline constexpr std::string_view nested_too_deep = "nested deeper than ";
 

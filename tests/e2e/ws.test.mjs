@@ -395,6 +395,18 @@ describe("WebSocket protocol", () => {
         { op: "subscribe", id: 100 + i, channel: "stream:ws-since", since },
         { op: "error", id: 100 + i, code: "invalid_since", channel: "stream:ws-since" },
       ]),
+      // Unknown fields are refused by name (was: ignored, so "sinse" subscribed without recovery).
+      [
+        "a misspelled since",
+        { op: "subscribe", id: 16, channel: "stream:ws-typo", sinse: { epoch: "abc", offset: 1 } },
+        { op: "error", id: 16, code: "invalid_request" },
+      ],
+      [
+        "an unknown field in since",
+        { op: "subscribe", id: 17, channel: "stream:ws-typo", since: { epoch: "abc", offset: 1, ofset: 2 } },
+        { op: "error", id: 17, code: "invalid_request" },
+      ],
+      ["an unknown field on ping", { op: "ping", id: 18, foo: true }, { op: "error", id: 18, code: "invalid_request" }],
       [
         "already_subscribed",
         { op: "subscribe", id: 14, channel: home },
@@ -477,10 +489,14 @@ describe("WebSocket protocol", () => {
     await othersStillServed();
     // A message just under the limit is fine.
     const ok = await open();
-    const msg = { op: "ping", id: 2, pad: "" };
-    msg.pad = "x".repeat(MAX_MESSAGE - JSON.stringify(msg).length);
-    assert.equal(JSON.stringify(msg).length, MAX_MESSAGE);
-    assert.deepEqual(await ok.request(msg), { op: "pong", id: 2 });
+    // Padded with JSON whitespace (a field the command does not have is refused).
+    const head = '{"op":"ping","id":2';
+    const text = head + " ".repeat(MAX_MESSAGE - head.length - 1) + "}";
+    assert.equal(text.length, MAX_MESSAGE);
+    const from = ok.inbox.items.length;
+    ok.send(text);
+    const reply = await ok.inbox.until((items) => items.slice(from).find((m) => m.id === 2), { what: "pong" });
+    assert.deepEqual(reply, { op: "pong", id: 2 });
     await ok.close();
   });
 

@@ -32,22 +32,11 @@ bool parse_body_object(std::string_view body, nlohmann::json& doc, std::string& 
 
 std::error_code check_known_fields(const nlohmann::json& doc, const std::string_view* known,
                                    std::size_t known_count, std::string& detail) {
-  const auto* end = known + known_count;
-  for (const auto& item : doc.items()) {
-    const auto& key = item.key();
-    if (std::find(known, end, key) != end)
-      continue;
-    constexpr std::size_t shown = 64; // a key may be as long as the body
-    detail = "unknown field " +
-             dump_compact(key.size() > shown ? key.substr(0, shown) + "..." : key) + " (known:";
-    for (const auto* k = known; k != end; ++k) {
-      detail += ' ';
-      detail += *k;
-    }
-    detail += ')';
-    return errc::invalid_request;
-  }
-  return {};
+  auto why = unknown_field(doc, known, known_count);
+  if (why.empty())
+    return {};
+  detail = std::move(why);
+  return errc::invalid_request;
 }
 
 std::error_code parse_publish_request(std::string_view body, std::size_t max_channels,

@@ -25,6 +25,15 @@ bool read_since(const json& j, stream_position& pos) {
   return is_valid_epoch(pos.epoch) && pos.offset <= max_client_offset;
 }
 
+// The fields each command may have (docs/protocol.md "WebSocket"); any
+// other is refused, as in a publish body: a typo such as "sinse" would
+// otherwise subscribe without recovery.
+constexpr std::string_view ping_fields[] = {"op", "id"};
+constexpr std::string_view token_fields[] = {"op", "id", "token"};
+constexpr std::string_view subscribe_fields[] = {"op", "id", "channel", "since", "delta", "filter"};
+constexpr std::string_view unsubscribe_fields[] = {"op", "id", "channel"};
+constexpr std::string_view since_fields[] = {"epoch", "offset"};
+
 void put_id(json& j, const json& id) {
   if (!id.is_null())
     j["id"] = id;
@@ -67,6 +76,28 @@ bool parse_command(std::string_view text, command& out, command_error& err) {
   const auto& name = op_it->get_ref<const std::string&>();
   command cmd;
   cmd.id = id;
+  // A command's unknown field, or "" (the op's own list).
+  auto unknown = [&]() -> std::string {
+    if (name == "ping")
+      return unknown_field(doc, ping_fields);
+    if (name == "connect" || name == "refresh")
+      return unknown_field(doc, token_fields);
+    if (name == "subscribe") {
+      auto why = unknown_field(doc, subscribe_fields);
+      if (auto s = doc.find("since"); why.empty() && s != doc.end())
+        if (auto in_since = unknown_field(*s, since_fields); !in_since.empty())
+          why = "\"since\": " + in_since;
+      return why;
+    }
+    if (name == "unsubscribe")
+      return unknown_field(doc, unsubscribe_fields);
+    return {};
+  };
+  if (auto why = unknown(); !why.empty()) {
+    err = {errc::invalid_request, id, std::move(why), {}};
+    err.subscribe = name == "subscribe";
+    return false;
+  }
   if (name == "ping") {
     cmd.kind = op::ping;
     out = std::move(cmd);

@@ -118,10 +118,11 @@ TEST_CASE("subscribe with a valid since", "[ws][protocol]") {
   CHECK(max.since->epoch == "0123456789abcdefghijklmnopqrstuv");
   CHECK(max.since->offset == max_client_offset);
 
-  auto extra =
-    accept(R"({"op":"subscribe","channel":"stream:42","since":{"offset":5,"epoch":"e","x":1}})");
-  REQUIRE(extra.since.has_value());
-  CHECK(extra.since->offset == 5);
+  // Members in any order (an extra one is refused: see "an unknown field in a command").
+  auto reordered =
+    accept(R"({"op":"subscribe","channel":"stream:42","since":{"offset":5,"epoch":"e"}})");
+  REQUIRE(reordered.since.has_value());
+  CHECK(reordered.since->offset == 5);
 }
 
 TEST_CASE("invalid since is refused with invalid_since and the id", "[ws][protocol][bad-input]") {
@@ -204,8 +205,9 @@ TEST_CASE("invalid UTF-8 inside a string is refused with invalid_json",
 }
 
 TEST_CASE("nesting deeper than 64 is refused with invalid_json", "[ws][protocol][bad-input]") {
-  // The object itself is level 1: x at 63 more levels is 64 deep.
-  accept(R"({"op":"ping","x":)" + nested(63) + "}");
+  // The object itself is level 1: x at 63 more levels is 64 deep, parsed (then refused
+  // for its unknown field, not for its depth).
+  refused_with(R"({"op":"ping","x":)" + nested(63) + "}", errc::invalid_request);
   refused_with(R"({"op":"ping","id":1,"x":)" + nested(64) + "}", errc::invalid_json);
   refused_with(R"({"op":"ping","x":)" + nested(10000) + "}", errc::invalid_json);
 }
@@ -556,4 +558,44 @@ TEST_CASE("an invalid channel's error names the rule it broke (issue 39)", "[ws]
   CHECK(err.message ==
         R"(invalid channel "user:GA7Q": the account id must be 56 characters (StrKey G...))");
   CHECK(err.channel == "user:GA7Q");
+}
+
+TEST_CASE("an unknown field in a command is refused by name, as in a publish body",
+          "[ws][protocol][bad-input]") {
+  // Was: each accepted, the field ignored ("sinse": subscribed live, nothing recovered).
+  struct row {
+    const char* text;
+    const char* message;
+    bool subscribe;
+  };
+  const row rows[] = {
+    {R"({"op":"subscribe","id":1,"channel":"stream:1","sinse":{"epoch":"e","offset":0}})",
+     R"(unknown field "sinse" (known: op id channel since delta filter))", true},
+    {R"({"op":"subscribe","id":1,"channel":"stream:1","filtr":{}})",
+     R"(unknown field "filtr" (known: op id channel since delta filter))", true},
+    {R"({"op":"subscribe","id":1,"chanel":"stream:1"})",
+     R"(unknown field "chanel" (known: op id channel since delta filter))", true},
+    {R"({"op":"subscribe","id":1,"channel":"stream:1","since":{"epoch":"e","offset":0,"x":1}})",
+     R"("since": unknown field "x" (known: epoch offset))", true},
+    {R"({"op":"unsubscribe","id":1,"channel":"stream:1","since":{}})",
+     R"(unknown field "since" (known: op id channel))", false},
+    {R"({"op":"ping","id":1,"foo":true})", R"(unknown field "foo" (known: op id))", false},
+    {R"({"op":"connect","id":1,"token":"t","expires":1})",
+     R"(unknown field "expires" (known: op id token))", false},
+    {R"({"op":"refresh","token":"t","tokne":"t"})",
+     R"(unknown field "tokne" (known: op id token))", false},
+  };
+  for (const auto& r : rows) {
+    CAPTURE(r.text);
+    auto err = refuse(r.text);
+    CHECK(err.code == errc::invalid_request);
+    CHECK(err.message == r.message);
+    CHECK(err.subscribe == r.subscribe);
+  }
+  // Every known field still passes.
+  herald::net::ws::command cmd;
+  herald::net::ws::command_error e;
+  CHECK(herald::net::ws::parse_command(
+    R"({"op":"subscribe","id":1,"channel":"stream:1","since":null,"delta":null,"filter":null})",
+    cmd, e));
 }
