@@ -336,7 +336,7 @@ void stream_session::do_write() {
       if (rest == 0) {
         // Whole items written (maybe none): the written ones are done, and
         // the next write waits until the socket can take more.
-        if (n > 0 && !written(n, false))
+        if (n > 0 && !written(n))
           return;
         awaiting_writable_ = true;
         socket_.async_wait(tcp::socket::wait_write,
@@ -389,10 +389,10 @@ void stream_session::do_write() {
   }
 }
 
-bool stream_session::written(std::size_t bytes, bool idle_when_empty) {
+bool stream_session::written(std::size_t bytes) {
   metrics::written(kind_, queue_.in_flight(), bytes);
   queue_.complete_write(metrics::now_ns());
-  if (!queue_.empty() || !idle_when_empty)
+  if (!queue_.empty())
     return true;
   if (views_.capacity() > 64) {
     // A burst is over: an idle connection keeps no large write vectors.

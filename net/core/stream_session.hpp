@@ -198,9 +198,8 @@ private:
   void on_write(beast::error_code ec, std::size_t bytes);
   /// Bookkeeping of a completed write of `bytes` (the items in flight);
   /// false if the session closed meanwhile (the close's last bytes went
-  /// out, and the queue is empty: `idle_when_empty` false when more is
-  /// known to follow).
-  bool written(std::size_t bytes, bool idle_when_empty = true);
+  /// out and the queue is empty).
+  bool written(std::size_t bytes);
   /// Sets the subscribe deadline at the table's next due subscribe, unless set.
   void arm_subscribe_timer();
   /// The timer woke: runs every deadline that passed, re-arms for the rest.
