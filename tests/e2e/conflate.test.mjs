@@ -19,13 +19,13 @@
 // loadtest/conflate.mjs runs the same for minutes at 32 kbit/s throughout.
 
 import assert from "node:assert/strict";
-import crypto from "node:crypto";
 import { after, describe, test } from "node:test";
 
 import { Centrifuge } from "centrifuge";
 
-import { awaitBackgroundStops, cursorPosition, publishOk, rawSse, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
-import { scrape } from "./lib/metrics.mjs";
+import { awaitBackgroundStops, cursorPosition, rawSse, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
+import { counterValue, scrape } from "./lib/metrics.mjs";
+import { publishStates } from "./lib/states.mjs";
 import { startProxy, startSlowLink } from "./lib/proxy.mjs";
 import { sdkClient, subscription } from "./lib/centrifuge.mjs";
 import { wsConnect, wsSubscribe } from "./lib/ws.mjs";
@@ -33,52 +33,15 @@ import { wsConnect, wsSubscribe } from "./lib/ws.mjs";
 const LINK_BYTES_PER_SECOND = 4000; // 32 kbit/s
 const PUBLISH_MS = 12_000;
 const RATE_PER_CHANNEL = 10; // publications per second
-// About 1 KiB per publication, incompressible (the SDK's `ws` offers
-// permessage-deflate, which Herald accepts: a repeated pad would shrink to
-// nothing and the link would not be slow for it).
-const pad = () => crypto.randomBytes(750).toString("base64");
 const MAX_BUFFER = 8192; // --client-max-buffer: a small mark, so the test reaches it soon
 
 after(() => awaitBackgroundStops());
-
-/**
- * Publishes RATE_PER_CHANNEL publications per second of ~1 KiB to each of
- * `channels` on `url` for `ms`, or until `stop()` is true. Returns the last
- * `n` published per channel.
- */
-async function publishFor(url, channels, ms, stop = () => false) {
-  const last = Object.fromEntries(channels.map((c) => [c, 0]));
-  const start = Date.now();
-  let n = 0;
-  while (Date.now() - start < ms && !stop()) {
-    n += 1;
-    const due = start + (n * 1000) / RATE_PER_CHANNEL;
-    await Promise.all(
-      channels.map(async (channel) => {
-        await publishOk(url, { channel, event: "state", data: { channel, n, pad: pad() } });
-        last[channel] = n;
-      }),
-    );
-    await sleep(Math.max(0, due - Date.now()));
-  }
-  return last;
-}
-
-/** A counter of the exposition (0 when absent). */
-async function counter(url, name, labels) {
-  const m = await scrape(url);
-  try {
-    return m.get(name, labels);
-  } catch {
-    return 0;
-  }
-}
 
 /** Slow-client disconnects so far, over both transports. */
 async function slowClients(url) {
   let sum = 0;
   for (const transport of ["sse", "ws"])
-    sum += await counter(url, "herald_disconnects_total", { transport, reason: "slow_client" });
+    sum += await counterValue(url, "herald_disconnects_total", { transport, reason: "slow_client" });
   return sum;
 }
 
@@ -132,7 +95,7 @@ describe("overflow=conflate: a subscriber on a 32 kbit/s link", { timeout: 60_00
     const channels = ["stream:c1", "stream:c2", "stream:c3"];
     const proxy = await startProxy(h.port, { bytesPerSecond: LINK_BYTES_PER_SECOND });
     const base = `http://127.0.0.1:${proxy.port}`;
-    const conflatedBefore = await counter(h.url, "herald_conflated_publications_total");
+    const conflatedBefore = await counterValue(h.url, "herald_conflated_publications_total");
 
     const ws = await wsConnect(base);
     for (const channel of channels) {
@@ -151,7 +114,7 @@ describe("overflow=conflate: a subscriber on a 32 kbit/s link", { timeout: 60_00
     sdk.connect();
     await waitUntil(() => subs.every((sub) => sub.state === "subscribed"), { what: "SDK subscribed" });
 
-    const last = await publishFor(h.url, channels, PUBLISH_MS);
+    const last = await publishStates(h.url, channels, { ms: PUBLISH_MS, rate: RATE_PER_CHANNEL });
 
     // No disconnect while the link was slow: the server closed nobody, and
     // every client is still on its first connection.
@@ -161,7 +124,7 @@ describe("overflow=conflate: a subscriber on a 32 kbit/s link", { timeout: 60_00
     // The SDK reconnects by itself: one `connecting` (the first connect), no `disconnected`.
     assert.equal(sdk.events.filter((e) => e.name === "disconnected").length, 0, "SDK disconnects");
     assert.equal(sdk.events.filter((e) => e.name === "connecting").length, 1, "SDK reconnects");
-    const conflated = (await counter(h.url, "herald_conflated_publications_total")) - conflatedBefore;
+    const conflated = (await counterValue(h.url, "herald_conflated_publications_total")) - conflatedBefore;
     assert.ok(conflated > 0, "conflation dropped publications (else the link was not slow enough)");
 
     // The rest drains at full speed: the newest value of each channel arrives.
@@ -229,12 +192,12 @@ describe("overflow=close: the same subscriber on the same link", { timeout: 60_0
         closedBoth = (await slowClients(h.url)) >= 2;
       }
     })();
-    await publishFor(h.url, channels, 18_000, () => closedBoth);
+    await publishStates(h.url, channels, { ms: 18_000, rate: RATE_PER_CHANNEL, stop: () => closedBoth });
     publishing = false;
     await watcher;
     const slow = await slowClients(h.url);
     assert.equal(slow, 2, "both subscribers closed as slow clients");
-    assert.equal(await counter(h.url, "herald_conflated_publications_total"), 0);
+    assert.equal(await counterValue(h.url, "herald_conflated_publications_total"), 0);
     proxy.setRate(null); // what the proxy still holds reaches the clients
     const closed = await Promise.race([ws.closed, sleep(5000).then(() => null)]);
     assert.ok(closed, "the /v1/ws client was closed");
@@ -274,11 +237,11 @@ describe("overflow=conflate on a slow link: pongs and writes later than their ti
     for (const sub of subs) sub.subscribe();
     sdk.connect();
     await waitUntil(() => subs.every((sub) => sub.state === "subscribed"), { what: "SDK subscribed" });
-    const conflatedBefore = await counter(h.url, "herald_conflated_publications_total");
+    const conflatedBefore = await counterValue(h.url, "herald_conflated_publications_total");
 
-    const last = await publishFor(h.url, channels, 10_000);
+    const last = await publishStates(h.url, channels, { ms: 10_000, rate: RATE_PER_CHANNEL });
     assert.deepEqual(await allDisconnects(h.url), {}, "nobody was closed, for any reason");
-    assert.ok((await counter(h.url, "herald_conflated_publications_total")) > conflatedBefore, "conflated");
+    assert.ok((await counterValue(h.url, "herald_conflated_publications_total")) > conflatedBefore, "conflated");
 
     // The backlog drains at the link's rate (about eight seconds).
     const wsLast = (c) => ws.inbox.items.filter((m) => m.op === "publication" && m.channel === c).at(-1)?.data.n;

@@ -14,14 +14,14 @@
 // Both: herald's resident memory grows by less than 64 MiB for the 30 subscribers.
 
 import assert from "node:assert/strict";
-import crypto from "node:crypto";
 import { after, describe, test } from "node:test";
 
 import { Centrifuge } from "centrifuge";
 
 import { awaitBackgroundStops, publishOk, rawSse, sleep, suiteHerald, waitUntil } from "./lib/herald.mjs";
 import { eventSourceClient } from "./lib/eventsource.mjs";
-import { scrape } from "./lib/metrics.mjs";
+import { counterValue } from "./lib/metrics.mjs";
+import { publishStates } from "./lib/states.mjs";
 import { startSlowLink } from "./lib/proxy.mjs";
 import { sdkClient, subscription } from "./lib/centrifuge.mjs";
 import { wsConnect, wsSubscribe } from "./lib/ws.mjs";
@@ -36,33 +36,8 @@ const PER_KIND = 10; // subscribers of each client kind: 30 in all
 // the quarantine, as in slow.test.mjs. Everything else is checked as usual.
 const SANITIZED = process.env.HERALD_TEST_SANITIZED === "1";
 const RSS_GROWTH_LIMIT_KIB = (SANITIZED ? 64 + 256 : 64) * 1024;
-// About 1 KiB per publication, incompressible (the SDK's `ws` offers permessage-deflate).
-const pad = () => crypto.randomBytes(750).toString("base64");
 
 after(() => awaitBackgroundStops());
-
-/**
- * Publishes RATE_PER_CHANNEL publications per second to each of `channels` on `url` for `ms`, or
- * until `stop()`; `n` counts from 1 per channel. Returns the last `n` published per channel.
- */
-async function publishFor(url, channels, ms, stop = () => false) {
-  const last = Object.fromEntries(channels.map((c) => [c, 0]));
-  const start = Date.now();
-  let n = 0;
-  while (Date.now() - start < ms && !stop()) {
-    n += 1;
-    const due = start + (n * 1000) / RATE_PER_CHANNEL;
-    const k = n;
-    await Promise.all(
-      channels.map(async (channel) => {
-        await publishOk(url, { channel, event: "state", data: { channel, n: k, pad: pad() } });
-        last[channel] = k;
-      }),
-    );
-    await sleep(Math.max(0, due - Date.now()));
-  }
-  return last;
-}
 
 /** Samples herald's resident set size every 250 ms; `peak()` the largest seen (KiB). */
 function rssSampler(h) {
@@ -73,16 +48,6 @@ function rssSampler(h) {
     } catch {}
   }, 250);
   return { peak: () => peak, stop: () => clearInterval(timer) };
-}
-
-/** A counter of the exposition (0 when absent). */
-async function counter(url, name, labels) {
-  const m = await scrape(url);
-  try {
-    return m.get(name, labels);
-  } catch {
-    return 0;
-  }
 }
 
 /** `count` EventSource clients of `channels`, each recording {channel: [n...]} of what it received. */
@@ -185,7 +150,7 @@ for (const buffer of [null, 256 * 1024]) {
       const base = `http://127.0.0.1:${link.port}`;
       const rssBefore = h.rssKb();
       const rss = rssSampler(h);
-      const conflatedBefore = await counter(h.url, "herald_conflated_publications_total");
+      const conflatedBefore = await counterValue(h.url, "herald_conflated_publications_total");
 
       const everyone = [];
       try {
@@ -213,7 +178,7 @@ for (const buffer of [null, 256 * 1024]) {
           await sleep(200);
         }
       })();
-      const last = await publishFor(h.url, channels, PUBLISH_MS);
+      const last = await publishStates(h.url, channels, { ms: PUBLISH_MS, rate: RATE_PER_CHANNEL });
       publishing = false;
       await orderedPublisher;
       last[ordered] = orderedLast;
@@ -230,7 +195,7 @@ for (const buffer of [null, 256 * 1024]) {
       rss.stop();
       assert.deepEqual(late, [], `within 3 s of the last publish (checked after ${took} ms)`);
 
-      const conflated = (await counter(h.url, "herald_conflated_publications_total")) - conflatedBefore;
+      const conflated = (await counterValue(h.url, "herald_conflated_publications_total")) - conflatedBefore;
       assert.ok(conflated > 0, "conflation dropped publications (else the link was not slow)");
       // No gap signal for what was skipped, no close, no reconnect.
       for (const s of slow) {
@@ -304,7 +269,7 @@ describe("overflow=close on the same link: the slow-client signal reaches a clie
     const sdkClosedSlow = (c) => c.sdk.events.some((e) => e.name === "connecting" && e.ctx.code === 3008);
     const allClosed = () =>
       sse.every((s) => s.isEnded()) && ws.every((c) => c.ws.ws.readyState === 3) && sdk.every(sdkClosedSlow);
-    await publishFor(h.url, busy, 40_000, allClosed);
+    await publishStates(h.url, busy, { ms: 40_000, rate: RATE_PER_CHANNEL, stop: allClosed });
     // Every client got its signal; the link was never lifted.
     await waitUntil(allClosed, { what: "every client closed", timeoutMs: 40_000, intervalMs: 200 }).catch(() => {});
     rss.stop();
@@ -326,8 +291,8 @@ describe("overflow=close on the same link: the slow-client signal reaches a clie
     }
     for (const c of sdk) assert.ok(sdkClosedSlow(c), `SDK saw 3008: ${JSON.stringify(report.sdk)}`);
     const slowCloses =
-      (await counter(h.url, "herald_disconnects_total", { transport: "sse", reason: "slow_client" })) +
-      (await counter(h.url, "herald_disconnects_total", { transport: "ws", reason: "slow_client" }));
+      (await counterValue(h.url, "herald_disconnects_total", { transport: "sse", reason: "slow_client" })) +
+      (await counterValue(h.url, "herald_disconnects_total", { transport: "ws", reason: "slow_client" }));
     assert.ok(slowCloses >= 3 * PER_KIND, `slow_client closes counted: ${slowCloses}`);
 
     // The SDK reconnects by itself (the link is still 32 kbit/s) and resubscribes with recovery.

@@ -98,3 +98,13 @@ export function promtoolCheck(text) {
 export function scrapeUntil(url, pred, what, timeoutMs = 5000) {
   return pollUntil(() => scrape(url), pred, { what, timeoutMs, show: (last) => `last scrape:\n${last?.text}` });
 }
+
+/** The value of counter `name` (with `labels`) in herald's /metrics at `url`; 0 when absent. */
+export async function counterValue(url, name, labels) {
+  const m = await scrape(url);
+  try {
+    return m.get(name, labels);
+  } catch {
+    return 0;
+  }
+}
